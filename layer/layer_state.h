@@ -1,0 +1,59 @@
+// Per-instance, per-physical-device and per-device state of the layer, in concurrent maps keyed by dispatch key.
+#pragma once
+
+#include <vulkan/vulkan.h>
+
+#include <memory>
+#include <string>
+
+#include "concurrent_map.h"
+#include "dispatch_table.h"
+#include "emulation_support.h"
+#include "messages.h"
+#include "settings.h"
+
+namespace execgraph {
+
+struct InstanceState {
+    VkInstance instance = VK_NULL_HANDLE;
+    uint32_t api_version = VK_API_VERSION_1_0;  // VkApplicationInfo::apiVersion the application asked for
+    InstanceDispatchTable dispatch;
+    LayerSettings settings;
+    MessageSink messages;
+
+    // What each physical device can do, computed on first use: the answer never changes for a physical device.
+    ConcurrentMap<VkPhysicalDevice, std::shared_ptr<const PhysicalDeviceSupport>> physical_device_support;
+
+    const PhysicalDeviceSupport& SupportOf(VkPhysicalDevice physical_device);
+
+    // True where the layer provides VK_AMDX_shader_enqueue itself on this physical device.
+    bool EmulatesOn(VkPhysicalDevice physical_device) {
+        const PhysicalDeviceSupport& support = SupportOf(physical_device);
+        return support.CanEmulate() && (!support.native_shader_enqueue || settings.force_enable);
+    }
+};
+
+struct DeviceState {
+    VkDevice device = VK_NULL_HANDLE;
+    VkPhysicalDevice physical_device = VK_NULL_HANDLE;
+    std::shared_ptr<InstanceState> instance;
+    DeviceDispatchTable dispatch;
+    // The application enabled VK_AMDX_shader_enqueue and the layer implements it (the driver never sees it).
+    bool emulates_shader_enqueue = false;
+    // VkPhysicalDeviceShaderEnqueueFeaturesAMDX::shaderEnqueue as the application enabled it (VUID-...-shaderEnqueue-09124).
+    bool shader_enqueue_feature_enabled = false;
+
+    const MessageSink& messages() const { return instance->messages; }
+};
+
+// Physical devices share their instance's dispatch key, so instance state is found from either handle.
+std::shared_ptr<InstanceState> FindInstanceState(DispatchKey key);
+void RegisterInstanceState(DispatchKey key, std::shared_ptr<InstanceState> state);
+std::shared_ptr<InstanceState> UnregisterInstanceState(DispatchKey key);
+
+// Devices, their queues and command buffers share the device's dispatch key.
+std::shared_ptr<DeviceState> FindDeviceState(DispatchKey key);
+void RegisterDeviceState(DispatchKey key, std::shared_ptr<DeviceState> state);
+std::shared_ptr<DeviceState> UnregisterDeviceState(DispatchKey key);
+
+}  // namespace execgraph

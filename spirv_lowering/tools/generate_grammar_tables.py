@@ -1,0 +1,220 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
+"""Generates execgraph's SPIR-V operand tables from the Khronos core grammar plus our AMDX supplement.
+
+Bookworm's spirv.core.grammar.json (SDK 1.3.239) predates SPV_AMDX_shader_enqueue, so
+spirv_lowering/grammar/amdx_supplement.json adds the 2024 (v2) revision's opcodes and enumerants.
+Outputs:
+  * a header with C++ enums (OperandKind, Op and one enum per ValueEnum/BitEnum operand kind), and
+  * a source file with the tables that spirv_lowering/src/grammar.cpp searches.
+"""
+import argparse
+import json
+import re
+import sys
+
+ID_LITERAL_COMPOSITE = ('Id', 'Literal', 'Composite')
+CATEGORY_ENUM = {'Id': 'kId', 'Literal': 'kLiteral', 'Composite': 'kComposite', 'ValueEnum': 'kValueEnum',
+                 'BitEnum': 'kBitEnum'}
+QUANTIFIER_ENUM = {None: 'kOne', '?': 'kOptional', '*': 'kVariadic'}
+IDENTIFIER = re.compile(r'^[A-Za-z_][A-Za-z0-9_]*$')
+
+
+def parse_value(value):
+    return int(value, 0) if isinstance(value, str) else int(value)
+
+
+def merge(core, supplement):
+    """Adds the supplement's instructions and enumerants; a value the core already defines is an error."""
+    known_opcodes = {inst['opcode'] for inst in core['instructions']}
+    for inst in supplement.get('instructions', []):
+        if inst['opcode'] in known_opcodes:
+            sys.exit(f"supplement opcode {inst['opcode']} ({inst['opname']}) already exists in the core grammar")
+        core['instructions'].append(inst)
+    kinds = {kind['kind']: kind for kind in core['operand_kinds']}
+    for extra in supplement.get('operand_kinds', []):
+        target = kinds.get(extra['kind'])
+        if target is None:
+            sys.exit(f"supplement operand kind {extra['kind']} is not in the core grammar")
+        values = {parse_value(e['value']) for e in target['enumerants']}
+        for enumerant in extra['enumerants']:
+            if parse_value(enumerant['value']) in values:
+                sys.exit(f"supplement {extra['kind']} value {enumerant['value']} already exists in the core grammar")
+            target['enumerants'].append(enumerant)
+    return core
+
+
+def cpp_string(text):
+    return '"' + text.replace('\\', '\\\\').replace('"', '\\"') + '"'
+
+
+def enumerant_identifier(kind_name, name):
+    return name if IDENTIFIER.match(name) else kind_name + name
+
+
+def generate(grammar):
+    kinds = grammar['operand_kinds']
+    kind_index = {kind['kind']: i for i, kind in enumerate(kinds)}
+    if len(kinds) > 0x7fff:
+        sys.exit('too many operand kinds for the 15-bit tag')
+
+    operand_descs = []  # (kind index, quantifier)
+
+    def add_operands(operands):
+        first = len(operand_descs)
+        for operand in operands:
+            operand_descs.append((kind_index[operand['kind']], QUANTIFIER_ENUM[operand.get('quantifier')]))
+        return first, len(operands)
+
+    # Enumerants: per kind, sorted by value, first name wins for aliases sharing a value.
+    enumerant_rows = []
+    kind_rows = []
+    for kind in kinds:
+        first_enumerant = len(enumerant_rows)
+        if kind['category'] in ('ValueEnum', 'BitEnum'):
+            by_value = {}
+            for enumerant in kind['enumerants']:
+                by_value.setdefault(parse_value(enumerant['value']), enumerant)
+            for value in sorted(by_value):
+                enumerant = by_value[value]
+                first, count = add_operands(enumerant.get('parameters', []))
+                enumerant_rows.append((value, enumerant['enumerant'], first, count))
+        kind_rows.append((kind['kind'], CATEGORY_ENUM[kind['category']], first_enumerant,
+                          len(enumerant_rows) - first_enumerant))
+
+    # Opcodes: unique by value (aliases such as OpDecorateStringGOOGLE share one), sorted.
+    by_opcode = {}
+    for inst in grammar['instructions']:
+        by_opcode.setdefault(inst['opcode'], inst)
+    opcode_rows = []
+    for opcode in sorted(by_opcode):
+        inst = by_opcode[opcode]
+        operands = list(inst.get('operands', []))
+        has_type = bool(operands) and operands[0]['kind'] == 'IdResultType'
+        if has_type:
+            operands = operands[1:]
+        has_result = bool(operands) and operands[0]['kind'] == 'IdResult'
+        if has_result:
+            operands = operands[1:]
+        if any(o['kind'] in ('IdResultType', 'IdResult') for o in operands):
+            sys.exit(f"{inst['opname']}: result type/id not leading")
+        first, count = add_operands(operands)
+        # Types and constants live only in the module-level types/values section (spec §2.4 item 9).
+        is_type_or_constant = inst['class'] in ('Type-Declaration', 'Constant-Creation')
+        opcode_rows.append((opcode, inst['opname'], has_type, has_result, first, count, is_type_or_constant))
+    if len(operand_descs) > 0xffff or len(enumerant_rows) > 0xffff:
+        sys.exit('table too large for 16-bit indices')
+
+    max_opcode = opcode_rows[-1][0]
+    header = []
+    header.append('// Generated by spirv_lowering/tools/generate_grammar_tables.py. Do not edit.')
+    header.append('#pragma once')
+    header.append('#include <cstdint>')
+    header.append('')
+    header.append('namespace execgraph::spirv {')
+    header.append('')
+    header.append(f"inline constexpr std::uint32_t kGrammarVersion = 0x{grammar['major_version']:02x}{grammar['minor_version']:02x}00u;")
+    header.append(f'inline constexpr std::uint32_t kMaxKnownOpcode = {max_opcode}u;')
+    header.append('')
+    header.append('// Every operand kind of the grammar, in grammar order (the values index the kind table).')
+    header.append('enum class OperandKind : std::uint16_t {')
+    for i, kind in enumerate(kinds):
+        header.append(f"    {kind['kind']} = {i},")
+    header.append('};')
+    header.append(f'inline constexpr std::uint16_t kOperandKindCount = {len(kinds)};')
+    header.append('')
+    header.append('enum class Op : std::uint32_t {')
+    seen = set()
+    for inst in grammar['instructions']:
+        if inst['opname'] not in seen:
+            seen.add(inst['opname'])
+            header.append(f"    {inst['opname']} = {inst['opcode']},")
+    header.append('};')
+    for kind in kinds:
+        if kind['category'] not in ('ValueEnum', 'BitEnum'):
+            continue
+        header.append('')
+        header.append(f"enum class {kind['kind']} : std::uint32_t {{")
+        seen = set()
+        for enumerant in kind['enumerants']:
+            name = enumerant_identifier(kind['kind'], enumerant['enumerant'])
+            if name not in seen:
+                seen.add(name)
+                header.append(f"    {name} = {parse_value(enumerant['value'])}u,")
+        header.append('};')
+    header.append('')
+    header.append('}  // namespace execgraph::spirv')
+
+    source = []
+    source.append('// Generated by spirv_lowering/tools/generate_grammar_tables.py. Do not edit.')
+    source.append('#include "grammar_tables.h"')
+    source.append('')
+    source.append('namespace execgraph::spirv::internal {')
+    source.append('')
+    source.append('const OperandDesc kOperandDescs[] = {')
+    for kind, quantifier in operand_descs:
+        source.append(f'    {{static_cast<OperandKind>({kind}), Quantifier::{quantifier}}},')
+    if not operand_descs:
+        source.append('    {},')
+    source.append('};')
+    source.append('')
+    source.append('const EnumerantInfo kEnumerants[] = {')
+    for value, name, first, count in enumerant_rows:
+        source.append(f'    {{{value}u, {cpp_string(name)}, {first}, {count}}},')
+    source.append('};')
+    source.append(f'const std::size_t kEnumerantCount = {len(enumerant_rows)};')
+    source.append('')
+    source.append('const OperandKindInfo kOperandKindInfos[] = {')
+    for name, category, first, count in kind_rows:
+        source.append(f'    {{{cpp_string(name)}, OperandCategory::{category}, {first}, {count}}},')
+    source.append('};')
+    source.append('')
+    source.append('const OpcodeInfo kOpcodeInfos[] = {')
+    for opcode, name, has_type, has_result, first, count, type_or_constant in opcode_rows:
+        flags = ', '.join(str(v).lower() for v in (has_type, has_result))
+        source.append(f'    {{{cpp_string(name)}, {opcode}, {flags}, {first}, {count}, {str(type_or_constant).lower()}}},')
+    source.append('};')
+    source.append(f'const std::size_t kOpcodeInfoCount = {len(opcode_rows)};')
+    source.append('')
+    source.append('// Dense opcode -> row map (0xffff: unknown); opcodes are 16-bit, so this stays small.')
+    source.append(f'const std::uint16_t kOpcodeIndex[{max_opcode + 1}] = {{')
+    index = [0xffff] * (max_opcode + 1)
+    for row, (opcode, *_rest) in enumerate(opcode_rows):
+        index[opcode] = row
+    for start in range(0, len(index), 16):
+        source.append('    ' + ', '.join(str(v) for v in index[start:start + 16]) + ',')
+    source.append('};')
+    source.append('')
+    source.append('}  // namespace execgraph::spirv::internal')
+    return '\n'.join(header) + '\n', '\n'.join(source) + '\n'
+
+
+def write_if_changed(path, text):
+    try:
+        with open(path, encoding='utf-8') as existing:
+            if existing.read() == text:
+                return
+    except FileNotFoundError:
+        pass
+    with open(path, 'w', encoding='utf-8') as out:
+        out.write(text)
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument('--core', required=True, help='spirv.core.grammar.json')
+    parser.add_argument('--supplement', required=True, help='amdx_supplement.json')
+    parser.add_argument('--out-header', required=True)
+    parser.add_argument('--out-source', required=True)
+    args = parser.parse_args()
+    with open(args.core, encoding='utf-8') as f:
+        core = json.load(f)
+    with open(args.supplement, encoding='utf-8') as f:
+        supplement = json.load(f)
+    header, source = generate(merge(core, supplement))
+    write_if_changed(args.out_header, header)
+    write_if_changed(args.out_source, source)
+
+
+if __name__ == '__main__':
+    main()
