@@ -1,0 +1,111 @@
+// The runtime contract between lowered node shaders, the scheduler's meta shaders and the layer: how a graph dispatch
+// lays out the application's scratch memory. meta_shaders/scratch_layout.glsl mirrors this file; a test checks they agree.
+// docs/design.md, "Runtime contract", explains the flow.
+//
+// All offsets are bytes. Everything is reached through buffer device addresses from the scratch base address, which
+// every lowered node and meta shader receives in its push constants (NodePushContext).
+#pragma once
+
+#include <cstdint>
+
+namespace execgraph::runtime {
+
+inline constexpr uint32_t kInvalidNode = 0xFFFFFFFFu;
+inline constexpr uint32_t kScratchMagic = 0x52475845u;  // "EXGR": written by vkCmdInitializeGraphScratchMemoryAMDX
+
+// Pushed after the application's own push constants, at an 8-byte aligned offset (LoweringOptions::context_offset).
+struct NodePushContext {
+    uint64_t scratch_address;
+    uint32_t reserved0;
+    uint32_t reserved1;
+};
+static_assert(sizeof(NodePushContext) == 16);
+
+// status_flags bits: set by whoever drops work; read back and reported by the layer (nothing is lost silently).
+enum StatusFlag : uint32_t {
+    kStatusHeapOverflow = 1u << 0,        // payload heap full: records dropped
+    kStatusRecordListOverflow = 1u << 1,  // record list full: records dropped
+    kStatusDepthLimit = 1u << 2,          // records left when the last level ran
+    kStatusGridClamped = 1u << 3,         // a dynamic grid exceeded MaxNumWorkgroupsAMDX or the advertised limits
+    kStatusInvalidNodeIndex = 1u << 4,    // an allocation or entry named no node in the graph
+    kStatusUninitialized = 1u << 5,       // scratch was not initialized for this graph
+};
+
+// Offset 0 of scratch. Written at the start of every graph dispatch (vkCmdUpdateBuffer) except the fields the
+// meta shaders maintain (input_half, level, status, counters).
+struct GraphHeader {
+    uint32_t magic;             // kScratchMagic once initialized
+    uint32_t graph_tag;         // identifies the execution graph pipeline scratch was initialized for
+    uint32_t node_count;
+    uint32_t input_half;        // which half the nodes of the current level read (0 or 1); the other half receives outputs
+    uint32_t level;             // current level, 0 for the entry nodes
+    uint32_t status_flags;      // StatusFlag bits
+    uint32_t dropped_records;   // total records dropped (atomic)
+    uint32_t heap_high_water;   // largest heap_top seen in either half (atomicMax)
+    uint32_t record_capacity;   // record-list and directory entries per half
+    uint32_t heap_capacity;     // payload heap bytes per half
+    uint32_t node_table_offset;  // NodeStaticInfo[node_count], from scratch base
+    uint32_t output_table_offset;  // uint32 target-node entries, from scratch base
+    uint32_t trash_offset;      // where dropped allocations write, from scratch base
+    uint32_t trash_size;
+    uint32_t half_offset[2];    // HalfHeader of each half, from scratch base
+    uint32_t reserved[48];
+};
+static_assert(sizeof(GraphHeader) == 256);
+
+// Per node, written at initialization; read by the meta shaders (and usable by lowered shaders).
+struct NodeStaticInfo {
+    uint32_t launch;                 // spirv::LaunchKind
+    uint32_t record_stride;          // input record bytes in the heap (size rounded up to 4; 0 for empty records)
+    uint32_t static_grid[3];         // kBroadcastStatic grid; max grid for kBroadcastDynamic
+    uint32_t grid_offset;            // kBroadcastDynamic: byte offset of the grid member in the record
+    uint32_t grid_components;        // 1..3
+    uint32_t grid_component_bits;    // 16 or 32
+    uint32_t records_per_workgroup;  // kCoalescing: NodeMaxPayloadsAMDX; kThread: the batch size; else 0
+    uint32_t max_recursion;          // MaxNodeRecursionAMDX, 0 if none
+    uint32_t shares_input_with;      // graph node whose records this node also consumes, or kInvalidNode
+    uint32_t is_api_entry;
+    uint32_t reserved[4];
+};
+static_assert(sizeof(NodeStaticInfo) == 64);
+
+// Start of each half. Producers (nodes of level L, or the entry pass) write the half that is not input_half.
+struct HalfHeader {
+    uint32_t heap_top;      // bytes allocated in this half's heap (atomic bump)
+    uint32_t record_count;  // entries appended to this half's record list (atomic)
+    uint32_t reserved[2];
+    // followed by: NodeState nodes[node_count]; RecordEntry records[record_capacity];
+    //              DirectoryEntry directory[record_capacity]; heap bytes[heap_capacity] (16-byte aligned)
+};
+
+struct NodeState {
+    uint32_t record_count;     // producers: atomicAdd per allocated record for this node
+    uint32_t directory_base;   // prepare pass: exclusive prefix sum of record_count in graph-node order
+    uint32_t workgroup_count;  // scatter pass: workgroups this node needs at this level
+    uint32_t dispatch[3];      // VkDispatchIndirectCommand for this node (x ≤ 65535; y splits larger counts)
+    uint64_t scatter_cursor;   // scatter pass: high 32 bits count records, low 32 bits count workgroups (one 64-bit atomic)
+};
+static_assert(sizeof(NodeState) == 32);
+
+struct RecordEntry {
+    uint32_t node;             // graph node index that consumes the record
+    uint32_t payload_offset;   // from the start of this half's heap
+    uint32_t recursion_depth;  // how many self-enqueues led here (RemainingRecursionLevels = max_recursion - depth)
+    uint32_t reserved;
+};
+static_assert(sizeof(RecordEntry) == 16);
+
+struct DirectoryEntry {
+    uint32_t payload_offset;
+    uint32_t recursion_depth;
+    uint32_t first_workgroup;  // broadcast nodes: first linear workgroup of this record (ascending within a node)
+    uint32_t finish_counter;   // workgroups of this record that have not yet called OpFinishWritingNodePayloadAMDX
+};
+static_assert(sizeof(DirectoryEntry) == 16);
+
+// Dispatch shape for `workgroups` linear workgroups: x ≤ 65535 (the spec's guaranteed maxComputeWorkGroupCount),
+// y = ceil(workgroups / 65535). A shader's linear workgroup is WorkgroupId.y * 65535 + WorkgroupId.x, and workgroups
+// past the total return at once (uniformly for the whole workgroup).
+inline constexpr uint32_t kDispatchSplitWidth = 65535;
+
+}  // namespace execgraph::runtime
