@@ -1,0 +1,47 @@
+// SPDX-License-Identifier: Apache-2.0
+// Lowers one SPV_AMDX_shader_enqueue node (one entry point of an AMDX module) to plain Vulkan 1.3 compute SPIR-V that
+// implements the node against the scratch-memory runtime contract (docs/design.md, "Runtime contract" and "Lowered
+// node semantics"; the binary layout is execgraph/runtime/scratch_layout.h).
+//
+// What the lowered shader needs from the device: bufferDeviceAddress, shaderInt64, and scalarBlockLayout when
+// LoweredNode::requires_scalar_block_layout is set (DXC lays records out with scalar rules), plus
+// storageBuffer16BitAccess / storageBuffer8BitAccess when records hold 16- or 8-bit members.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <vector>
+
+#include "execgraph/spirv/module.h"
+#include "execgraph/spirv/node_info.h"
+#include "execgraph/spirv/result.h"
+
+namespace execgraph::spirv {
+
+struct LoweringOptions {
+    std::uint32_t graph_node_index = 0;  // this node's index in the graph (NodeState/NodeStaticInfo index)
+    std::uint32_t context_offset = 0;    // byte offset of runtime::NodePushContext in the push-constant block (8-aligned)
+    // Per NodeInfo::outputs[i]: first uint32 entry of its table, relative to GraphHeader::output_table_offset. The table
+    // is indexed by the allocation's Node Index operand (the array index; the linker folds PayloadNodeBaseIndexAMDX in).
+    std::vector<std::uint32_t> output_table_index;
+    std::vector<std::uint32_t> output_table_length;   // per output: entries (array index -> graph node, kInvalidNode = none)
+    std::vector<std::uint32_t> output_record_stride;  // per output: heap bytes per record (0 only for empty records)
+    std::uint32_t input_record_stride = 0;
+    std::uint32_t thread_batch_size = 32;  // lowered workgroup size for kThread nodes
+    bool validate = true;                  // run spvValidate (Vulkan 1.3) on the result; fail with its message
+    bool optimize = false;                 // run SPIRV-Tools' performance passes on the result
+};
+
+struct LoweredNode {
+    std::vector<std::uint32_t> words;
+    std::array<std::uint32_t, 3> local_size{1, 1, 1};  // the lowered workgroup size (thread nodes: batch size, 1, 1)
+    // The records' explicit layout only validates under VK_EXT_scalar_block_layout rules (the device must enable
+    // scalarBlockLayout). Set only when `validate` ran.
+    bool requires_scalar_block_layout = false;
+};
+
+// Lowers `info.entry_point_name` of `module` (which AnalyzeNode described as `info`). Never returns invalid SPIR-V:
+// unsupported shapes fail with an Error that names the construct, and with `validate` the result is checked.
+Result<LoweredNode> LowerNode(const Module& module, const NodeInfo& info, const LoweringOptions& options);
+
+}  // namespace execgraph::spirv

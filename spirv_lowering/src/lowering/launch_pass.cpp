@@ -1,0 +1,399 @@
+// SPDX-License-Identifier: Apache-2.0
+// Per launch kind, the entry point's prologue (docs/design.md, "Lowered node semantics"):
+//   * reads the scratch address and the layout of the halves from GraphHeader into the Private context;
+//   * picks this workgroup's / invocation's record(s) from the linear workgroup WorkgroupId.y * 65535 + WorkgroupId.x
+//     (kDispatchSplitWidth): static broadcast r = w / (gx*gy*gz); dynamic broadcast: binary search of the directory for
+//     the last entry with first_workgroup <= w; coalescing: records [w*M, min((w+1)*M, count)); thread: w*B + local index;
+//   * returns at once for workgroups (invocations, for thread nodes) past the node's work: the dispatch is rounded up
+//     to whole rows of kDispatchSplitWidth and thread batches;
+//   * remaps the built-ins the node sees: WorkgroupId is the workgroup within the record's grid for broadcast nodes
+//     and (0,0,0) for coalescing and thread nodes; GlobalInvocationId follows; thread nodes (batched B to a workgroup)
+//     see LocalInvocationId/Index 0; NumWorkgroups is the record's grid; RemainingRecursionLevelsAMDX is
+//     max_recursion - depth; ShaderIndexAMDX is the node's index.
+// Built-ins are remapped by retargeting every use of the Input variable to a Private copy the prologue writes.
+#include <algorithm>
+#include <string>
+
+#include "execgraph/spirv/decorations.h"
+#include "lowering/lowering_passes.h"
+
+namespace execgraph::spirv::lowering {
+namespace {
+
+// Result type info of a built-in variable's pointee: component count (1 or 3) and signedness, 32-bit ints only.
+struct BuiltinShape {
+    std::uint32_t pointee = 0;
+    std::uint32_t components = 0;
+    bool is_signed = false;
+};
+
+Result<BuiltinShape> ShapeOfBuiltin(const Module& module, std::uint32_t var) {
+    BuiltinShape shape;
+    PointerInfo(module, module.FindDef(var)->type_id(), nullptr, &shape.pointee);
+    const Instruction* def = module.FindDef(shape.pointee);
+    std::uint32_t scalar = shape.pointee;
+    shape.components = 1;
+    if (def != nullptr && def->opcode() == Op::OpTypeVector) {
+        shape.components = def->Word(1);
+        scalar = def->Word(0);
+    }
+    const Instruction* scalar_def = module.FindDef(scalar);
+    if (scalar_def == nullptr || scalar_def->opcode() != Op::OpTypeInt || scalar_def->Word(0) != 32 ||
+        (shape.components != 1 && shape.components != 3)) {
+        return Error{kNoWordOffset, "built-in variable %" + std::to_string(var) + " is not a 32-bit integer scalar or 3-vector"};
+    }
+    shape.is_signed = scalar_def->Word(1) != 0;
+    return shape;
+}
+
+}  // namespace
+
+Result<bool> LaunchPass::Run(Module& module) {
+    const NodeInfo& info = ctx_.info;
+    const LaunchKind launch = info.launch;
+    const bool thread = launch == LaunchKind::kThread;
+    const bool broadcast = launch == LaunchKind::kBroadcastStatic || launch == LaunchKind::kBroadcastDynamic;
+    if (launch == LaunchKind::kBroadcastStatic && !info.static_grid) return Error{kNoWordOffset, "static broadcast node without a grid"};
+    if (launch == LaunchKind::kBroadcastDynamic && !info.dispatch_grid) {
+        return Error{kNoWordOffset, "dynamic broadcast node without a PayloadDispatchIndirectAMDX grid member"};
+    }
+    if (thread && ctx_.options.thread_batch_size == 0) return Error{kNoWordOffset, "thread_batch_size is 0"};
+    if (launch == LaunchKind::kCoalescing && info.input_max_payloads == 0) return Error{kNoWordOffset, "coalescing node with 0 max payloads"};
+
+    // Thread nodes run B records per workgroup; a node that relies on its workgroup being one invocation cannot be
+    // batched (its workgroup memory and barriers would be shared by unrelated records).
+    if (thread) {
+        bool uses_workgroup = false;
+        for (const Instruction& inst : module.section(Section::kTypesValues)) {
+            if (inst.opcode() == Op::OpVariable && inst.Word(0) == static_cast<std::uint32_t>(StorageClass::Workgroup)) uses_workgroup = true;
+        }
+        for (const Function& function : module.functions()) {
+            for (const BasicBlock& block : function.blocks) {
+                for (const Instruction& inst : block.instructions) uses_workgroup |= inst.opcode() == Op::OpControlBarrier;
+            }
+        }
+        if (uses_workgroup) {
+            return Error{kNoWordOffset, "thread launch node uses workgroup memory or OpControlBarrier; batching thread nodes would "
+                                        "share them between records (not supported)"};
+        }
+        for (const Instruction& inst : module.section(Section::kAnnotation)) {
+            if ((inst.opcode() == Op::OpDecorate) && inst.Word(1) == static_cast<std::uint32_t>(Decoration::BuiltIn) &&
+                inst.Word(2) == static_cast<std::uint32_t>(BuiltIn::WorkgroupSize)) {
+                return Error{kNoWordOffset, "thread launch node declares a WorkgroupSize built-in; its batch size would differ"};
+            }
+        }
+        // The lowered workgroup is the batch.
+        std::vector<Instruction>& modes = module.mutable_section(Section::kExecutionMode);
+        std::erase_if(modes, [](const Instruction& inst) {
+            const auto mode = static_cast<ExecutionMode>(inst.Word(1));
+            return mode == ExecutionMode::LocalSize || mode == ExecutionMode::LocalSizeId;
+        });
+        Instruction local_size(Op::OpExecutionMode);
+        local_size.AddId(info.entry_point_id)
+            .AddEnum(OperandKind::ExecutionMode, ExecutionMode::LocalSize)
+            .AddLiteral(ctx_.options.thread_batch_size)
+            .AddLiteral(1)
+            .AddLiteral(1);
+        modes.push_back(std::move(local_size));
+    }
+
+    // Real built-ins the prologue reads. Existing variables are reused (then retargeted away from the node's code).
+    auto real_builtin = [&](BuiltIn builtin, std::uint32_t type) {
+        const std::uint32_t existing = FindBuiltinVariable(module, builtin);
+        return existing != 0 ? existing : CreateBuiltinVariable(module, ctx_, builtin, type);
+    };
+    ctx_.builtin_workgroup_id = real_builtin(BuiltIn::WorkgroupId, ctx_.v3u32);
+    ctx_.builtin_local_invocation_index = real_builtin(BuiltIn::LocalInvocationIndex, ctx_.u32);
+    ctx_.builtin_local_invocation_id = real_builtin(BuiltIn::LocalInvocationId, ctx_.v3u32);
+
+    // Built-ins the node's own code sees through Private copies.
+    struct Remap {
+        BuiltIn builtin;
+        std::uint32_t private_var = 0;
+        BuiltinShape shape;
+    };
+    std::vector<Remap> remaps;
+    std::vector<BuiltIn> remapped = {BuiltIn::WorkgroupId, BuiltIn::GlobalInvocationId, BuiltIn::NumWorkgroups,
+                                     BuiltIn::RemainingRecursionLevelsAMDX, BuiltIn::ShaderIndexAMDX};
+    if (thread) {
+        remapped.push_back(BuiltIn::LocalInvocationId);
+        remapped.push_back(BuiltIn::LocalInvocationIndex);
+    }
+    for (BuiltIn builtin : remapped) {
+        const std::uint32_t var = FindBuiltinVariable(module, builtin);
+        if (var == 0) continue;
+        Result<BuiltinShape> shape = ShapeOfBuiltin(module, var);
+        if (!shape) return shape.error();
+        Remap remap{builtin, CreateGlobalVariable(module, ctx_, StorageClass::Private, shape->pointee), *shape};
+        RetargetVariable(module, ctx_, var, remap.private_var, StorageClass::Private);
+        remaps.push_back(remap);
+    }
+
+    // ---- Prologue ----
+    Function* entry = FindFunction(module, info.entry_point_id);
+    if (entry == nullptr || entry->blocks.empty()) return Error{kNoWordOffset, "entry point function has no body"};
+    FunctionBuilder b(module, ctx_);
+    Emitter& e = b.emit();
+    const std::uint32_t first_label = b.NewLabel();
+    b.StartBlock(first_label);
+    // OpVariables must stay at the start of the function's first block.
+    std::vector<Instruction>& original_entry = entry->blocks.front().instructions;
+    auto first_non_variable = std::find_if(original_entry.begin() + 1, original_entry.end(), [](const Instruction& inst) {
+        return inst.opcode() != Op::OpVariable && inst.opcode() != Op::OpLine && inst.opcode() != Op::OpNoLine;
+    });
+    for (auto it = original_entry.begin() + 1; it != first_non_variable; ++it) e.Append(std::move(*it));
+    original_entry.erase(original_entry.begin() + 1, first_non_variable);
+    const std::uint32_t original_label = entry->blocks.front().label_id();
+
+    const std::uint32_t context_pointer =
+        e.Emit(Op::OpAccessChain, ctx_.push_constant_u64_pointer, {ctx_.push_constant_var, e.U32(ctx_.push_constant_member)});
+    e.Store(ctx_.var_scratch, e.Load(ctx_.u64, context_pointer));
+    const std::uint32_t node_count = e.LoadScratchU32(e.U32(offsets::kHeaderNodeCount));
+    const std::uint32_t input_half_index = e.LoadScratchU32(e.U32(offsets::kHeaderInputHalf));
+    const std::uint32_t record_capacity = e.LoadScratchU32(e.U32(offsets::kHeaderRecordCapacity));
+    const std::uint32_t input_half = e.LoadScratchU32(e.Add(e.U32(offsets::kHeaderHalfOffset), e.Mul(input_half_index, e.U32(4))));
+    const std::uint32_t output_half =
+        e.LoadScratchU32(e.Add(e.U32(offsets::kHeaderHalfOffset), e.Mul(e.Sub(e.U32(1), input_half_index), e.U32(4))));
+    // Arrays inside a half: NodeState[node_count] at +16, records, directory, then the 16-byte aligned heap.
+    const std::uint32_t records_offset = e.Add(e.U32(offsets::kHalfNodes), e.Mul(node_count, e.U32(offsets::kNodeStateSize)));
+    const std::uint32_t directory_offset = e.Add(records_offset, e.Mul(record_capacity, e.U32(offsets::kRecordEntrySize)));
+    const std::uint32_t heap_offset =
+        e.And(e.Add(e.Add(directory_offset, e.Mul(record_capacity, e.U32(offsets::kDirectoryEntrySize))), e.U32(offsets::kHeapAlignment - 1)),
+              e.U32(~(offsets::kHeapAlignment - 1)));
+    e.Store(ctx_.var_input_half, input_half);
+    e.Store(ctx_.var_output_half, output_half);
+    e.Store(ctx_.var_records_offset, records_offset);
+    e.Store(ctx_.var_directory_offset, directory_offset);
+    e.Store(ctx_.var_heap_offset, heap_offset);
+
+    const std::uint32_t me = e.U32(ctx_.options.graph_node_index);
+    std::uint32_t state_node = me;
+    if (info.shares_input_with_name) {
+        // A SharesInputWithAMDX node consumes the records of the node named in NodeStaticInfo.shares_input_with.
+        const std::uint32_t table = e.LoadScratchU32(e.U32(offsets::kHeaderNodeTableOffset));
+        const std::uint32_t shared = e.LoadScratchU32(
+            e.Add(table, e.U32(ctx_.options.graph_node_index * offsets::kNodeStaticInfoSize + offsets::kNodeStaticSharesInputWith)));
+        state_node = e.SelectU32(e.NotEqual(shared, e.U32(runtime::kInvalidNode)), shared, me);
+    }
+    const std::uint32_t state = e.Add(input_half, e.Add(e.U32(offsets::kHalfNodes), e.Mul(state_node, e.U32(offsets::kNodeStateSize))));
+    const std::uint32_t record_count = e.LoadScratchU32(e.Add(state, e.U32(offsets::kNodeStateRecordCount)));
+    const std::uint32_t directory_base = e.LoadScratchU32(e.Add(state, e.U32(offsets::kNodeStateDirectoryBase)));
+
+    Result<BuiltinShape> workgroup_shape = ShapeOfBuiltin(module, ctx_.builtin_workgroup_id);
+    if (!workgroup_shape) return workgroup_shape.error();
+    std::uint32_t workgroup_id = e.Load(workgroup_shape->pointee, ctx_.builtin_workgroup_id);
+    if (workgroup_shape->pointee != ctx_.v3u32) workgroup_id = e.Emit(Op::OpBitcast, ctx_.v3u32, {workgroup_id});
+    auto extract = [&](std::uint32_t composite, std::uint32_t index) {
+        Instruction inst(Op::OpCompositeExtract, ctx_.u32, module.TakeNextId());
+        inst.AddId(composite).AddLiteral(index);
+        const std::uint32_t id = inst.result_id();
+        e.Append(std::move(inst));
+        return id;
+    };
+    const std::uint32_t linear =
+        e.Add(e.Mul(extract(workgroup_id, 1), e.U32(runtime::kDispatchSplitWidth)), extract(workgroup_id, 0));
+
+    std::uint32_t local_index = 0;
+    std::uint32_t past = 0;
+    std::uint32_t grid_size = 0;  // static grid product
+    switch (launch) {
+        case LaunchKind::kBroadcastStatic: {
+            const auto& g = *info.static_grid;
+            const std::uint64_t product = std::uint64_t{g[0]} * g[1] * g[2];
+            if (product == 0 || product > 0xffffffffull) return Error{kNoWordOffset, "static grid is empty or too large"};
+            grid_size = e.U32(static_cast<std::uint32_t>(product));
+            past = e.LessEqual(record_count, e.Div(linear, grid_size));
+            break;
+        }
+        case LaunchKind::kBroadcastDynamic: {
+            // The scatter pass computed this node's workgroups (grids clamped to MaxNumWorkgroupsAMDX).
+            const std::uint32_t own_state =
+                e.Add(input_half, e.U32(offsets::kHalfNodes + ctx_.options.graph_node_index * offsets::kNodeStateSize));
+            const std::uint32_t workgroups = e.LoadScratchU32(e.Add(own_state, e.U32(offsets::kNodeStateWorkgroupCount)));
+            past = e.LessEqual(workgroups, linear);
+            break;
+        }
+        case LaunchKind::kCoalescing: {
+            const std::uint32_t m = e.U32(info.input_max_payloads);
+            past = e.LessEqual(e.Div(e.Add(record_count, e.U32(info.input_max_payloads - 1)), m), linear);
+            break;
+        }
+        case LaunchKind::kThread: {
+            local_index = e.Load(ctx_.u32, ctx_.builtin_local_invocation_index);
+            const std::uint32_t record = e.Add(e.Mul(linear, e.U32(ctx_.options.thread_batch_size)), local_index);
+            past = e.LessEqual(record_count, record);
+            break;
+        }
+    }
+    const std::uint32_t return_label = b.NewLabel();
+    const std::uint32_t continue_label = b.NewLabel();
+    b.SelectionMerge(continue_label);
+    e.EmitVoid(Op::OpBranchConditional, {past, return_label, continue_label});
+    b.StartBlock(return_label);
+    e.EmitVoid(Op::OpReturn, {});
+    b.StartBlock(continue_label);
+
+    std::uint32_t directory_first = 0;
+    std::uint32_t input_count = e.U32(1);
+    std::uint32_t local_workgroup = 0;                  // linear workgroup within the record's grid (broadcast)
+    std::uint32_t gx = 0, gy = 0, gz = 0;               // the record's grid
+    switch (launch) {
+        case LaunchKind::kBroadcastStatic: {
+            const auto& g = *info.static_grid;
+            directory_first = e.Add(directory_base, e.Div(linear, grid_size));
+            local_workgroup = e.Mod(linear, grid_size);
+            gx = e.U32(g[0]);
+            gy = e.U32(g[1]);
+            gz = e.U32(g[2]);
+            break;
+        }
+        case LaunchKind::kBroadcastDynamic: {
+            // Last directory entry of the node with first_workgroup <= linear: binary search over [lo, hi).
+            const std::uint32_t pre = b.current_label();
+            const std::uint32_t header = b.NewLabel(), body = b.NewLabel(), merge = b.NewLabel();
+            const std::uint32_t lo = module.TakeNextId(), hi = module.TakeNextId();
+            const std::uint32_t next_lo = module.TakeNextId(), next_hi = module.TakeNextId();
+            e.EmitVoid(Op::OpBranch, {header});
+            b.StartBlock(header);
+            Instruction lo_phi(Op::OpPhi, ctx_.u32, lo);
+            lo_phi.AddId(e.U32(0)).AddId(pre).AddId(next_lo).AddId(body);
+            e.Append(std::move(lo_phi));
+            Instruction hi_phi(Op::OpPhi, ctx_.u32, hi);
+            hi_phi.AddId(record_count).AddId(pre).AddId(next_hi).AddId(body);
+            e.Append(std::move(hi_phi));
+            const std::uint32_t searching = e.Less(e.Add(lo, e.U32(1)), hi);
+            Instruction loop_merge(Op::OpLoopMerge);
+            loop_merge.AddId(merge).AddId(body).AddWord(0, OperandKind::LoopControl);
+            e.Append(std::move(loop_merge));
+            e.EmitVoid(Op::OpBranchConditional, {searching, body, merge});
+            b.StartBlock(body);
+            const std::uint32_t mid = e.ShiftRight(e.Add(lo, hi), e.U32(1));
+            const std::uint32_t mid_entry = e.Add(e.Add(input_half, directory_offset),
+                                                  e.Mul(e.Add(directory_base, mid), e.U32(offsets::kDirectoryEntrySize)));
+            const std::uint32_t first = e.LoadScratchU32(e.Add(mid_entry, e.U32(offsets::kDirectoryFirstWorkgroup)));
+            const std::uint32_t at_or_before = e.LessEqual(first, linear);
+            Instruction select_lo(Op::OpSelect, ctx_.u32, next_lo);
+            select_lo.AddId(at_or_before).AddId(mid).AddId(lo);
+            e.Append(std::move(select_lo));
+            Instruction select_hi(Op::OpSelect, ctx_.u32, next_hi);
+            select_hi.AddId(at_or_before).AddId(hi).AddId(mid);
+            e.Append(std::move(select_hi));
+            e.EmitVoid(Op::OpBranch, {header});
+            b.StartBlock(merge);
+            directory_first = e.Add(directory_base, lo);
+            const std::uint32_t entry_offset =
+                e.Add(e.Add(input_half, directory_offset), e.Mul(directory_first, e.U32(offsets::kDirectoryEntrySize)));
+            local_workgroup = e.Sub(linear, e.LoadScratchU32(e.Add(entry_offset, e.U32(offsets::kDirectoryFirstWorkgroup))));
+            // The record's grid member (any offset, 1-3 components of 8/16/32 bits), missing components 1, clamped to
+            // MaxNumWorkgroupsAMDX as the scatter pass does.
+            const DispatchGridMember& member = *info.dispatch_grid;
+            const std::uint32_t payload = e.LoadScratchU32(e.Add(entry_offset, e.U32(offsets::kDirectoryPayloadOffset)));
+            const std::uint32_t record = e.Add(e.Add(input_half, heap_offset), payload);
+            std::uint32_t components[3];
+            for (std::uint32_t c = 0; c < 3; ++c) {
+                if (c >= member.component_count) {
+                    components[c] = e.U32(1);
+                    continue;
+                }
+                const std::uint32_t bytes = member.component_bits / 8;
+                const std::uint32_t byte = member.byte_offset + c * bytes;
+                std::uint32_t value = e.LoadScratchU32(e.Add(record, e.U32(byte & ~3u)));
+                if (bytes < 4) {
+                    value = e.And(e.ShiftRight(value, e.U32((byte & 3u) * 8)), e.U32((1u << member.component_bits) - 1));
+                }
+                if (info.max_grid) value = e.Min(value, e.U32((*info.max_grid)[c]));
+                components[c] = value;
+            }
+            gx = components[0];
+            gy = components[1];
+            gz = components[2];
+            break;
+        }
+        case LaunchKind::kCoalescing: {
+            const std::uint32_t m = e.U32(info.input_max_payloads);
+            const std::uint32_t first = e.Mul(linear, m);
+            directory_first = e.Add(directory_base, first);
+            input_count = e.Min(m, e.Sub(record_count, first));
+            break;
+        }
+        case LaunchKind::kThread:
+            directory_first = e.Add(directory_base, e.Add(e.Mul(linear, e.U32(ctx_.options.thread_batch_size)), local_index));
+            break;
+    }
+    e.Store(ctx_.var_directory_first, directory_first);
+    e.Store(ctx_.var_input_count, input_count);
+    const std::uint32_t depth = e.LoadScratchU32(
+        e.Add(e.Add(e.Add(input_half, directory_offset), e.Mul(directory_first, e.U32(offsets::kDirectoryEntrySize))),
+              e.U32(offsets::kDirectoryRecursionDepth)));
+    e.Store(ctx_.var_recursion_depth, depth);
+
+    // Remapped built-in values.
+    std::uint32_t zero3 = e.types().GetConstantNull(ctx_.v3u32);
+    std::uint32_t group_id = zero3;
+    std::uint32_t num_workgroups = e.types().GetConstantComposite(ctx_.v3u32, std::array{e.U32(1), e.U32(1), e.U32(1)});
+    if (broadcast) {
+        const std::uint32_t safe_x = e.Max(gx, e.U32(1));
+        const std::uint32_t safe_y = e.Max(gy, e.U32(1));
+        const std::uint32_t x = e.Mod(local_workgroup, safe_x);
+        const std::uint32_t y = e.Mod(e.Div(local_workgroup, safe_x), safe_y);
+        const std::uint32_t z = e.Div(local_workgroup, e.Mul(safe_x, safe_y));
+        group_id = e.Emit(Op::OpCompositeConstruct, ctx_.v3u32, {x, y, z});
+        num_workgroups = e.Emit(Op::OpCompositeConstruct, ctx_.v3u32, {gx, gy, gz});
+    }
+    const std::uint32_t max_recursion = e.U32(info.max_recursion.value_or(0));
+    for (const Remap& remap : remaps) {
+        std::uint32_t value = 0;
+        switch (remap.builtin) {
+            case BuiltIn::WorkgroupId:
+                value = group_id;
+                break;
+            case BuiltIn::NumWorkgroups:
+                value = num_workgroups;
+                break;
+            case BuiltIn::GlobalInvocationId: {
+                if (thread) {
+                    value = zero3;
+                    break;
+                }
+                Result<BuiltinShape> lid_shape = ShapeOfBuiltin(module, ctx_.builtin_local_invocation_id);
+                if (!lid_shape) return lid_shape.error();
+                std::uint32_t lid = e.Load(lid_shape->pointee, ctx_.builtin_local_invocation_id);
+                if (lid_shape->pointee != ctx_.v3u32) lid = e.Emit(Op::OpBitcast, ctx_.v3u32, {lid});
+                const auto& ls = info.local_size;
+                const std::uint32_t size = e.types().GetConstantComposite(ctx_.v3u32, std::array{e.U32(ls[0]), e.U32(ls[1]), e.U32(ls[2])});
+                value = e.Emit(Op::OpIAdd, ctx_.v3u32, {e.Emit(Op::OpIMul, ctx_.v3u32, {group_id, size}), lid});
+                break;
+            }
+            case BuiltIn::LocalInvocationId:
+                value = zero3;
+                break;
+            case BuiltIn::LocalInvocationIndex:
+                value = e.U32(0);
+                break;
+            case BuiltIn::RemainingRecursionLevelsAMDX:
+                value = e.SelectU32(e.Less(depth, max_recursion), e.Sub(max_recursion, depth), e.U32(0));
+                break;
+            case BuiltIn::ShaderIndexAMDX:
+                value = e.U32(info.shader_index.value_or(0));
+                break;
+            default:
+                return Error{kNoWordOffset, "internal: unexpected built-in remap"};
+        }
+        if (remap.shape.pointee != (remap.shape.components == 3 ? ctx_.v3u32 : ctx_.u32)) {
+            value = e.Emit(Op::OpBitcast, remap.shape.pointee, {value});
+        }
+        if ((remap.shape.components == 3) != (remap.builtin != BuiltIn::LocalInvocationIndex && remap.builtin != BuiltIn::RemainingRecursionLevelsAMDX &&
+                                              remap.builtin != BuiltIn::ShaderIndexAMDX)) {
+            return Error{kNoWordOffset, "built-in variable of an unexpected shape"};
+        }
+        e.Store(remap.private_var, value);
+    }
+    e.EmitVoid(Op::OpBranch, {original_label});
+
+    std::vector<BasicBlock> blocks = std::move(b.blocks());
+    for (BasicBlock& block : entry->blocks) blocks.push_back(std::move(block));
+    entry->blocks = std::move(blocks);
+    return true;
+}
+
+}  // namespace execgraph::spirv::lowering

@@ -1,0 +1,108 @@
+// SPDX-License-Identifier: Apache-2.0
+#include <spirv-tools/libspirv.h>
+#include <spirv-tools/optimizer.hpp>
+
+#include <string>
+
+#include "execgraph/spirv/lowering.h"
+#include "execgraph/spirv/writer.h"
+#include "lowering/lowering_passes.h"
+
+namespace execgraph::spirv {
+namespace {
+
+// Runs the Vulkan 1.3 validator; "" when valid, else its message.
+std::string Validate(const std::vector<std::uint32_t>& words, bool scalar_block_layout) {
+    spv_context context = spvContextCreate(SPV_ENV_VULKAN_1_3);
+    spv_validator_options options = spvValidatorOptionsCreate();
+    spvValidatorOptionsSetScalarBlockLayout(options, scalar_block_layout);
+    spv_const_binary_t binary{words.data(), words.size()};
+    spv_diagnostic diagnostic = nullptr;
+    const spv_result_t result = spvValidateWithOptions(context, options, &binary, &diagnostic);
+    std::string message;
+    if (result != SPV_SUCCESS) message = diagnostic != nullptr && diagnostic->error != nullptr ? diagnostic->error : "spvValidate failed";
+    spvDiagnosticDestroy(diagnostic);
+    spvValidatorOptionsDestroy(options);
+    spvContextDestroy(context);
+    return message;
+}
+
+// Belt and braces: no AMDX opcode, capability or storage class may survive (Vulkan would reject the module).
+Status CheckNoAmdx(const Module& module) {
+    std::string found;
+    module.ForEachInstruction([&found](const Instruction& inst) {
+        const auto opcode = static_cast<std::uint32_t>(inst.opcode());
+        const bool amdx_opcode = opcode >= 5074 && opcode <= 5104 && !OpcodeName(opcode).empty() && OpcodeName(opcode).ends_with("AMDX");
+        const bool amdx_capability = inst.opcode() == Op::OpCapability && inst.Word(0) == static_cast<std::uint32_t>(Capability::ShaderEnqueueAMDX);
+        const bool amdx_storage = (inst.opcode() == Op::OpTypePointer || inst.opcode() == Op::OpVariable) &&
+                                  inst.Word(0) == static_cast<std::uint32_t>(StorageClass::NodePayloadAMDX);
+        if ((amdx_opcode || amdx_capability || amdx_storage) && found.empty()) found = std::string(OpcodeName(opcode));
+    });
+    if (!found.empty()) return Error{kNoWordOffset, "AMDX construct left after lowering: " + found};
+    return {};
+}
+
+}  // namespace
+
+Result<LoweredNode> LowerNode(const Module& input, const NodeInfo& info, const LoweringOptions& options) {
+    Module module = input;
+    lowering::LoweringContext context(info, options);
+    PassManager passes;
+    passes.Add<lowering::SelectEntryPointPass>(context);
+    passes.Add<lowering::ResolvePayloadAliasesPass>(context);
+    passes.Add<lowering::RuntimeContextPass>(context);
+    passes.Add<lowering::LaunchPass>(context);
+    passes.Add<lowering::LowerInputPass>(context);
+    passes.Add<lowering::LowerOutputsPass>(context);
+    passes.Add<lowering::RewritePayloadPointersPass>(context);
+    passes.Add<lowering::MemorySemanticsPass>(context);
+    passes.Add<lowering::StripAmdxPass>(context);
+    Result<bool> ran = passes.Run(module);
+    if (!ran) {
+        Error error = ran.error();
+        error.message = "lowering node \"" + info.entry_point_name + "\": " + error.message;
+        return error;
+    }
+    if (Status clean = CheckNoAmdx(module); !clean.ok()) return clean.error();
+
+    LoweredNode lowered;
+    lowered.words = WriteModule(module);
+    lowered.local_size = info.launch == LaunchKind::kThread ? std::array<std::uint32_t, 3>{options.thread_batch_size, 1, 1} : info.local_size;
+
+    auto validate = [&lowered, &info](const char* stage) -> Status {
+        if (Validate(lowered.words, false).empty()) return {};
+        // DXC lays records out with scalar rules (dxc-spirv-shapes §3.2), which std430 validation rejects.
+        const std::string scalar = Validate(lowered.words, true);
+        if (!scalar.empty()) {
+            return Error{kNoWordOffset, "lowering node \"" + info.entry_point_name + "\": " + stage + " module fails Vulkan 1.3 validation: " + scalar};
+        }
+        lowered.requires_scalar_block_layout = true;
+        return {};
+    };
+    if (options.validate || options.optimize) {
+        // The optimizer must only ever see valid input.
+        if (Status status = validate("lowered"); !status.ok()) return status.error();
+    }
+    if (options.optimize) {
+        spvtools::Optimizer optimizer(SPV_ENV_VULKAN_1_3);
+        std::string messages;
+        optimizer.SetMessageConsumer([&messages](spv_message_level_t level, const char*, const spv_position_t&, const char* message) {
+            if (level <= SPV_MSG_ERROR) messages += std::string(message) + "\n";
+        });
+        optimizer.RegisterPerformancePasses();
+        std::vector<std::uint32_t> optimized;
+        spvtools::ValidatorOptions validator_options;
+        validator_options.SetScalarBlockLayout(true);
+        if (!optimizer.Run(lowered.words.data(), lowered.words.size(), &optimized, validator_options, true)) {
+            return Error{kNoWordOffset, "lowering node \"" + info.entry_point_name + "\": SPIRV-Tools optimizer failed: " + messages};
+        }
+        lowered.words = std::move(optimized);
+        const bool scalar_before = lowered.requires_scalar_block_layout;
+        if (Status status = validate("optimized"); !status.ok()) return status.error();
+        lowered.requires_scalar_block_layout |= scalar_before;
+    }
+    if (!options.validate && !options.optimize) lowered.requires_scalar_block_layout = false;
+    return lowered;
+}
+
+}  // namespace execgraph::spirv

@@ -1,0 +1,300 @@
+// SPDX-License-Identifier: Apache-2.0
+// State shared by the lowering passes (one LowerNode call), and the instruction-emitting helpers they use.
+//
+// Runtime values every lowered construct needs (scratch address, half offsets, this invocation's directory entry...)
+// are computed once in the entry point's prologue and kept in Private variables, so that the lowered AMDX
+// instructions can be rewritten in place, in any function, and the runtime helpers can be ordinary functions
+// (structured control flow is never split around the instruction being replaced).
+#pragma once
+
+#include <cstdint>
+#include <initializer_list>
+#include <memory>
+#include <span>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "execgraph/runtime/scratch_layout.h"
+#include "execgraph/spirv/lowering.h"
+#include "execgraph/spirv/module.h"
+#include "execgraph/spirv/node_info.h"
+#include "execgraph/spirv/type_manager.h"
+
+namespace execgraph::spirv::lowering {
+
+// Byte offsets of the runtime structures (scratch_layout.h); static_asserts in lowering_context.cpp tie them to it.
+namespace offsets {
+inline constexpr std::uint32_t kHeaderNodeCount = 8;
+inline constexpr std::uint32_t kHeaderInputHalf = 12;
+inline constexpr std::uint32_t kHeaderStatusFlags = 20;
+inline constexpr std::uint32_t kHeaderDroppedRecords = 24;
+inline constexpr std::uint32_t kHeaderHeapHighWater = 28;
+inline constexpr std::uint32_t kHeaderRecordCapacity = 32;
+inline constexpr std::uint32_t kHeaderHeapCapacity = 36;
+inline constexpr std::uint32_t kHeaderNodeTableOffset = 40;
+inline constexpr std::uint32_t kHeaderOutputTableOffset = 44;
+inline constexpr std::uint32_t kHeaderTrashOffset = 48;
+inline constexpr std::uint32_t kHeaderHalfOffset = 56;
+inline constexpr std::uint32_t kHalfHeapTop = 0;
+inline constexpr std::uint32_t kHalfRecordCount = 4;
+inline constexpr std::uint32_t kHalfNodes = 16;  // sizeof(HalfHeader)
+inline constexpr std::uint32_t kNodeStateSize = 32;
+inline constexpr std::uint32_t kNodeStateRecordCount = 0;
+inline constexpr std::uint32_t kNodeStateDirectoryBase = 4;
+inline constexpr std::uint32_t kNodeStateWorkgroupCount = 8;
+inline constexpr std::uint32_t kRecordEntrySize = 16;
+inline constexpr std::uint32_t kDirectoryEntrySize = 16;
+inline constexpr std::uint32_t kDirectoryPayloadOffset = 0;
+inline constexpr std::uint32_t kDirectoryRecursionDepth = 4;
+inline constexpr std::uint32_t kDirectoryFirstWorkgroup = 8;
+inline constexpr std::uint32_t kDirectoryFinishCounter = 12;
+inline constexpr std::uint32_t kNodeStaticInfoSize = 64;
+inline constexpr std::uint32_t kNodeStaticSharesInputWith = 40;
+inline constexpr std::uint32_t kHeapAlignment = 16;
+}  // namespace offsets
+
+// Memory-semantics and scope values (SPIR-V spec §3.25, §3.27).
+inline constexpr std::uint32_t kScopeDevice = 1;
+inline constexpr std::uint32_t kScopeWorkgroup = 2;
+inline constexpr std::uint32_t kSemanticsAcquireRelease = 0x8;
+inline constexpr std::uint32_t kSemanticsUniformMemory = 0x40;
+inline constexpr std::uint32_t kSemanticsWorkgroupMemory = 0x100;
+inline constexpr std::uint32_t kSemanticsOutputMemory = 0x1000;  // OutputMemory (SPV_KHR_vulkan_memory_model name)
+
+struct LoweringContext {
+    LoweringContext(const NodeInfo& node_info, const LoweringOptions& lowering_options)
+        : info(node_info), options(lowering_options) {}
+
+    const NodeInfo& info;
+    const LoweringOptions& options;
+    std::unique_ptr<TypeManager> types;  // created by the runtime-context pass
+
+    // Common types.
+    std::uint32_t void_type = 0, bool_type = 0, u32 = 0, u64 = 0, v3u32 = 0;
+    std::uint32_t psb_u32 = 0;  // OpTypePointer PhysicalStorageBuffer uint
+
+    // Push constant: pointer to the scratch address member.
+    std::uint32_t push_constant_var = 0;
+    std::uint32_t push_constant_member = 0;
+    std::uint32_t push_constant_u64_pointer = 0;
+
+    // Private variables filled by the prologue (all uint32 offsets are bytes from the scratch base unless noted).
+    std::uint32_t var_scratch = 0;            // uint64 scratch base address
+    std::uint32_t var_input_half = 0;         // offset of the input half
+    std::uint32_t var_output_half = 0;        // offset of the output half
+    std::uint32_t var_records_offset = 0;     // RecordEntry list, from a half's start
+    std::uint32_t var_directory_offset = 0;   // directory, from a half's start
+    std::uint32_t var_heap_offset = 0;        // heap, from a half's start
+    std::uint32_t var_directory_first = 0;    // absolute directory index of this invocation's record 0
+    std::uint32_t var_input_count = 0;        // records this workgroup (coalescing) / invocation consumes
+    std::uint32_t var_recursion_depth = 0;    // recursion depth of record 0
+
+    // Real (unremapped) built-in Input variables the runtime code reads.
+    std::uint32_t builtin_workgroup_id = 0;
+    std::uint32_t builtin_local_invocation_index = 0;
+    std::uint32_t builtin_local_invocation_id = 0;
+
+    // Helper functions (0 until created).
+    std::uint32_t fn_input_record_address = 0;  // uint64 (uint index)
+
+    // Output payload values and the Function variables that alias them (DXC's copies) -> the OpAllocateNodePayloadsAMDX
+    // they come from; 0 when several allocations reach it.
+    std::unordered_map<std::uint32_t, std::uint32_t> payload_source;
+
+    // Payload array type -> PhysicalStorageBuffer pointer to its record buffer (see PayloadBufferPointer).
+    std::unordered_map<std::uint32_t, std::uint32_t> payload_buffer_pointer;
+
+    // Payload array type (OpTypeNodePayloadArrayAMDX) -> index into info.outputs, for outputs.
+    std::unordered_map<std::uint32_t, std::uint32_t> output_of_array_type;
+
+    // Helper functions defined while a pass iterates the module's functions; FlushPendingFunctions appends them.
+    std::vector<Function> pending_functions;
+};
+
+void FlushPendingFunctions(Module& module, LoweringContext& ctx);
+
+// Emits instructions into a vector (a block being built, or a temporary spliced in place of an AMDX instruction).
+class Emitter {
+  public:
+    Emitter(Module& module, LoweringContext& context, std::vector<Instruction>* out)
+        : module_(module), ctx_(context), out_(out) {}
+
+    void SetOutput(std::vector<Instruction>* out) { out_ = out; }
+    std::vector<Instruction>* output() const { return out_; }
+    Module& module() { return module_; }
+    TypeManager& types() { return *ctx_.types; }
+
+    std::uint32_t Emit(Op op, std::uint32_t type, std::initializer_list<std::uint32_t> ids);
+    void EmitVoid(Op op, std::initializer_list<std::uint32_t> ids);
+    // Appends an already built instruction.
+    void Append(Instruction inst) { out_->push_back(std::move(inst)); }
+
+    std::uint32_t U32(std::uint32_t value) { return types().GetConstantUint(value, 32); }
+    std::uint32_t U64(std::uint64_t value) { return types().GetConstantUint(value, 64); }
+    std::uint32_t Bool(bool value) { return types().GetConstantBool(value); }
+
+    std::uint32_t Add(std::uint32_t a, std::uint32_t b) { return Emit(Op::OpIAdd, ctx_.u32, {a, b}); }
+    std::uint32_t Sub(std::uint32_t a, std::uint32_t b) { return Emit(Op::OpISub, ctx_.u32, {a, b}); }
+    std::uint32_t Mul(std::uint32_t a, std::uint32_t b) { return Emit(Op::OpIMul, ctx_.u32, {a, b}); }
+    std::uint32_t Div(std::uint32_t a, std::uint32_t b) { return Emit(Op::OpUDiv, ctx_.u32, {a, b}); }
+    std::uint32_t Mod(std::uint32_t a, std::uint32_t b) { return Emit(Op::OpUMod, ctx_.u32, {a, b}); }
+    std::uint32_t And(std::uint32_t a, std::uint32_t b) { return Emit(Op::OpBitwiseAnd, ctx_.u32, {a, b}); }
+    std::uint32_t Or(std::uint32_t a, std::uint32_t b) { return Emit(Op::OpBitwiseOr, ctx_.u32, {a, b}); }
+    std::uint32_t ShiftRight(std::uint32_t a, std::uint32_t b) { return Emit(Op::OpShiftRightLogical, ctx_.u32, {a, b}); }
+    std::uint32_t Less(std::uint32_t a, std::uint32_t b) { return Emit(Op::OpULessThan, ctx_.bool_type, {a, b}); }
+    std::uint32_t LessEqual(std::uint32_t a, std::uint32_t b) { return Emit(Op::OpULessThanEqual, ctx_.bool_type, {a, b}); }
+    std::uint32_t Equal(std::uint32_t a, std::uint32_t b) { return Emit(Op::OpIEqual, ctx_.bool_type, {a, b}); }
+    std::uint32_t NotEqual(std::uint32_t a, std::uint32_t b) { return Emit(Op::OpINotEqual, ctx_.bool_type, {a, b}); }
+    std::uint32_t LogicalAnd(std::uint32_t a, std::uint32_t b) { return Emit(Op::OpLogicalAnd, ctx_.bool_type, {a, b}); }
+    std::uint32_t LogicalNot(std::uint32_t a) { return Emit(Op::OpLogicalNot, ctx_.bool_type, {a}); }
+    std::uint32_t Select(std::uint32_t type, std::uint32_t c, std::uint32_t a, std::uint32_t b) {
+        return Emit(Op::OpSelect, type, {c, a, b});
+    }
+    std::uint32_t SelectU32(std::uint32_t c, std::uint32_t a, std::uint32_t b) { return Select(ctx_.u32, c, a, b); }
+    std::uint32_t Min(std::uint32_t a, std::uint32_t b) { return SelectU32(Less(a, b), a, b); }
+    std::uint32_t Max(std::uint32_t a, std::uint32_t b) { return SelectU32(Less(a, b), b, a); }
+
+    // Loads / stores of Private, Workgroup or Function variables (no memory operands needed).
+    std::uint32_t Load(std::uint32_t type, std::uint32_t pointer) { return Emit(Op::OpLoad, type, {pointer}); }
+    void Store(std::uint32_t pointer, std::uint32_t value) { EmitVoid(Op::OpStore, {pointer, value}); }
+    std::uint32_t LoadU32Var(std::uint32_t var) { return Load(ctx_.u32, var); }
+
+    // Scratch access: `offset` is a uint32 byte offset from the scratch base (an id).
+    std::uint32_t ScratchAddress(std::uint32_t offset);
+    std::uint32_t ScratchPointer(std::uint32_t offset);
+    std::uint32_t LoadScratchU32(std::uint32_t offset);
+    void StoreScratchU32(std::uint32_t offset, std::uint32_t value);
+    // Device-scope relaxed atomics: ordering between producer and consumer levels comes from the scheduler's barriers.
+    std::uint32_t AtomicScratch(Op op, std::uint32_t offset, std::uint32_t value);
+
+    // Workgroup-scope execution + memory barrier on workgroup memory (used to share one invocation's result).
+    void WorkgroupBarrier();
+
+    // Stores `value` in an Aligned access through a PhysicalStorageBuffer pointer.
+    std::uint32_t LoadAligned(std::uint32_t type, std::uint32_t pointer, std::uint32_t alignment);
+    void StoreAligned(std::uint32_t pointer, std::uint32_t value, std::uint32_t alignment);
+
+  private:
+    Module& module_;
+    LoweringContext& ctx_;
+    std::vector<Instruction>* out_;
+};
+
+// Builds a whole function out of blocks (helpers, and the entry point's prologue).
+class FunctionBuilder {
+  public:
+    FunctionBuilder(Module& module, LoweringContext& context) : module_(module), ctx_(context), emit_(module, context, nullptr) {}
+
+    // Starts a new block with a fresh or given label; subsequent Emit calls go there.
+    std::uint32_t NewLabel() { return module_.TakeNextId(); }
+    void StartBlock(std::uint32_t label);
+    Emitter& emit() { return emit_; }
+    std::vector<BasicBlock>& blocks() { return blocks_; }
+    std::uint32_t current_label() const { return blocks_.back().label_id(); }
+
+    // if (condition) { then_body(); } as a structured selection; continues in the merge block.
+    template <typename Body>
+    void If(std::uint32_t condition, Body then_body) {
+        const std::uint32_t then_label = NewLabel();
+        const std::uint32_t merge_label = NewLabel();
+        SelectionMerge(merge_label);
+        emit_.EmitVoid(Op::OpBranchConditional, {condition, then_label, merge_label});
+        StartBlock(then_label);
+        then_body();
+        emit_.EmitVoid(Op::OpBranch, {merge_label});
+        StartBlock(merge_label);
+    }
+
+    // for (i = 0; i < count; ++i) body(i); continues in the merge block.
+    template <typename Body>
+    void For(std::uint32_t count, Body body) {
+        const std::uint32_t pre_label = current_label();
+        const std::uint32_t header = NewLabel(), body_label = NewLabel(), cont = NewLabel(), merge = NewLabel();
+        const std::uint32_t i = module_.TakeNextId();
+        const std::uint32_t next = module_.TakeNextId();
+        emit_.EmitVoid(Op::OpBranch, {header});
+        StartBlock(header);
+        Instruction phi(Op::OpPhi, ctx_.u32, i);
+        phi.AddId(emit_.U32(0)).AddId(pre_label).AddId(next).AddId(cont);
+        emit_.Append(std::move(phi));
+        const std::uint32_t more = emit_.Less(i, count);
+        Instruction loop_merge(Op::OpLoopMerge);
+        loop_merge.AddId(merge).AddId(cont).AddWord(0, OperandKind::LoopControl);
+        emit_.Append(std::move(loop_merge));
+        emit_.EmitVoid(Op::OpBranchConditional, {more, body_label, merge});
+        StartBlock(body_label);
+        body(i);
+        emit_.EmitVoid(Op::OpBranch, {cont});
+        StartBlock(cont);
+        Instruction add(Op::OpIAdd, ctx_.u32, next);
+        add.AddId(i).AddId(emit_.U32(1));
+        emit_.Append(std::move(add));
+        emit_.EmitVoid(Op::OpBranch, {header});
+        StartBlock(merge);
+    }
+
+    void SelectionMerge(std::uint32_t merge_label);
+
+    // Defines a complete function (appended to the module by FlushPendingFunctions): `return_type (parameter_types...)`; returns the function id.
+    // `body` receives the parameter ids and must end every path with a terminator.
+    template <typename Body>
+    std::uint32_t DefineFunction(std::uint32_t return_type, std::span<const std::uint32_t> parameter_types, Body body) {
+        Function function;
+        const std::uint32_t function_id = module_.TakeNextId();
+        Instruction def(Op::OpFunction, return_type, function_id);
+        def.AddWord(0, OperandKind::FunctionControl).AddId(emit_.types().GetFunction(return_type, parameter_types));
+        function.header.push_back(std::move(def));
+        std::vector<std::uint32_t> parameters;
+        for (std::uint32_t type : parameter_types) {
+            parameters.push_back(module_.TakeNextId());
+            function.header.push_back(Instruction(Op::OpFunctionParameter, type, parameters.back()));
+        }
+        blocks_.clear();
+        StartBlock(NewLabel());
+        body(std::span<const std::uint32_t>(parameters));
+        function.blocks = std::move(blocks_);
+        blocks_.clear();
+        ctx_.pending_functions.push_back(std::move(function));
+        return function_id;
+    }
+
+  private:
+    Module& module_;
+    LoweringContext& ctx_;
+    Emitter emit_;
+    std::vector<BasicBlock> blocks_;
+};
+
+// An output payload array value after lowering: a PhysicalStorageBuffer pointer to `struct { Record r[]; }` (Block,
+// ArrayStride = the heap record stride), so that `array[i].member` keeps its shape as `buffer.r[i].member`.
+Result<std::uint32_t> PayloadBufferPointer(Module& module, LoweringContext& ctx, std::uint32_t array_type);
+
+// `id` as a 32-bit unsigned integer for the runtime helpers' parameters: DXC may index and count with signed or
+// 64-bit integers. Emits OpBitcast / OpUConvert into `out` when needed; 0 when `id` is no integer.
+std::uint32_t ToUint32(Module& module, LoweringContext& ctx, const std::unordered_map<std::uint32_t, std::uint32_t>& result_types,
+                       std::vector<Instruction>& out, std::uint32_t id);
+
+// Small module queries shared by the passes.
+const Instruction* FindEntryPointFunction(const Module& module, std::uint32_t function_id, Function** out_function);
+Function* FindFunction(Module& module, std::uint32_t function_id);
+// Module-scope Input variable decorated BuiltIn `builtin`, or 0.
+std::uint32_t FindBuiltinVariable(const Module& module, BuiltIn builtin);
+// Creates an Input variable of `type` decorated BuiltIn `builtin`.
+std::uint32_t CreateBuiltinVariable(Module& module, LoweringContext& ctx, BuiltIn builtin, std::uint32_t type);
+// Creates a module-scope variable in `storage_class` holding `type`.
+std::uint32_t CreateGlobalVariable(Module& module, LoweringContext& ctx, StorageClass storage_class, std::uint32_t type,
+                                   std::uint32_t initializer = 0);
+// Storage class and pointee of a pointer type, or false when `type_id` is no OpTypePointer.
+bool PointerInfo(const Module& module, std::uint32_t type_id, StorageClass* storage_class, std::uint32_t* pointee);
+// Largest scalar size in bytes inside `type_id` (the guaranteed alignment of a value of that type under scalar layout).
+std::uint32_t ScalarAlignment(const Module& module, std::uint32_t type_id);
+// Result id -> result type for every instruction of the module.
+std::unordered_map<std::uint32_t, std::uint32_t> CollectResultTypes(const Module& module);
+// Replaces every use (not definitions) of ids in `map` inside functions, and retypes nothing.
+void ReplaceUsesInFunctions(Module& module, const std::unordered_map<std::uint32_t, std::uint32_t>& map);
+// Moves every use of the variable `from` to the variable `to` (in `storage_class`) and retypes the access chains and
+// copies derived from it to pointers of the same pointee in `storage_class`.
+void RetargetVariable(Module& module, LoweringContext& ctx, std::uint32_t from, std::uint32_t to, StorageClass storage_class);
+
+}  // namespace execgraph::spirv::lowering

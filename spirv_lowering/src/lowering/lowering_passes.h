@@ -1,0 +1,47 @@
+// SPDX-License-Identifier: Apache-2.0
+// The lowering passes, one per file, run by LowerNode in this order (each relies on the ones before it):
+//   1. SelectEntryPointPass        keep only the node's entry point and the functions it calls
+//   2. ResolvePayloadAliasesPass   DXC's Function-variable copies of allocations become copies of the allocation value
+//   3. RuntimeContextPass          PhysicalStorageBuffer64 addressing, push-constant scratch address, Private context
+//   4. LaunchPass                  per-launch-kind prologue: record selection, early return, built-in remapping
+//   5. LowerInputPass              input record accesses, OpNodePayloadArrayLengthAMDX on the input, finish-writing
+//   6. LowerOutputsPass            allocations, enqueue, is-valid and array length of outputs
+//   7. RewritePayloadPointersPass  NodePayloadAMDX pointers and payload-array values become PhysicalStorageBuffer
+//   8. MemorySemanticsPass         OutputMemory -> UniformMemory
+//   9. StripAmdxPass               AMDX capability/extension/modes/decorations/types removed, interface recomputed
+#pragma once
+
+#include "execgraph/spirv/pass.h"
+#include "lowering/lowering_context.h"
+
+namespace execgraph::spirv::lowering {
+
+class LoweringPass : public Pass {
+  public:
+    explicit LoweringPass(LoweringContext& context) : ctx_(context) {}
+
+  protected:
+    LoweringContext& ctx_;
+};
+
+#define EXECGRAPH_LOWERING_PASS(ClassName, PassName)                    \
+    class ClassName final : public LoweringPass {                       \
+      public:                                                           \
+        using LoweringPass::LoweringPass;                               \
+        const char* Name() const override { return PassName; }          \
+        Result<bool> Run(Module& module) override;                      \
+    }
+
+EXECGRAPH_LOWERING_PASS(SelectEntryPointPass, "SelectEntryPoint");
+EXECGRAPH_LOWERING_PASS(ResolvePayloadAliasesPass, "ResolvePayloadAliases");
+EXECGRAPH_LOWERING_PASS(RuntimeContextPass, "RuntimeContext");
+EXECGRAPH_LOWERING_PASS(LaunchPass, "Launch");
+EXECGRAPH_LOWERING_PASS(LowerInputPass, "LowerInput");
+EXECGRAPH_LOWERING_PASS(LowerOutputsPass, "LowerOutputs");
+EXECGRAPH_LOWERING_PASS(RewritePayloadPointersPass, "RewritePayloadPointers");
+EXECGRAPH_LOWERING_PASS(MemorySemanticsPass, "MemorySemantics");
+EXECGRAPH_LOWERING_PASS(StripAmdxPass, "StripAmdx");
+
+#undef EXECGRAPH_LOWERING_PASS
+
+}  // namespace execgraph::spirv::lowering

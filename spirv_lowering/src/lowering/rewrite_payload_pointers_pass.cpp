@@ -1,0 +1,202 @@
+// SPDX-License-Identifier: Apache-2.0
+// Payload memory moves from the NodePayloadAMDX storage class to PhysicalStorageBuffer (docs/design.md, "Lowered node
+// semantics"):
+//   * `ptr NodePayloadAMDX T` becomes `ptr PhysicalStorageBuffer T` (record members, whole records);
+//   * an output payload array *value* (the allocation's result, DXC's by-value copies, the Function variables holding
+//     them) becomes the PhysicalStorageBuffer pointer to `struct { Record r[]; }` (PayloadBufferPointer), so
+//     `OpAccessChain %array %i rest...` becomes `OpAccessChain %buffer 0 %i rest...`, after loading the pointer when
+//     the base is a Function variable;
+//   * loads and stores through PhysicalStorageBuffer pointers get the `Aligned` memory operand Vulkan requires, with
+//     the alignment the scalar layout guarantees (records start 16-byte aligned in the heap, members at their scalar
+//     alignment);
+//   * Function variables that hold such pointers are decorated AliasedPointer (required for PhysicalStorageBuffer
+//     pointers stored in variables).
+#include <string>
+#include <unordered_set>
+
+#include "lowering/lowering_passes.h"
+
+namespace execgraph::spirv::lowering {
+namespace {
+
+constexpr std::uint32_t kAlignedBit = static_cast<std::uint32_t>(MemoryAccess::Aligned);
+
+// Adds (or keeps) the Aligned memory operand of an OpLoad (`mask_index` 1) or OpStore (`mask_index` 2).
+void EnsureAligned(Instruction& inst, std::size_t mask_index, std::uint32_t alignment) {
+    if (inst.OperandWordCount() <= mask_index) {
+        inst.AddWord(kAlignedBit, OperandKind::MemoryAccess).AddLiteral(alignment);
+        return;
+    }
+    const std::uint32_t mask = inst.Word(mask_index);
+    if ((mask & kAlignedBit) != 0) return;
+    // Aligned is the lowest mask bit with a parameter (Volatile has none), so its literal comes first.
+    std::vector<OperandWord> tail;
+    for (std::size_t i = mask_index + 1; i < inst.OperandWordCount(); ++i) tail.push_back(inst.OperandAt(i));
+    inst.RemoveOperandWords(mask_index + 1, inst.OperandWordCount());
+    inst.SetWord(mask_index, mask | kAlignedBit);
+    inst.AddLiteral(alignment);
+    for (const OperandWord& word : tail) inst.AddWord(word.word, word.kind, word.continuation);
+}
+
+}  // namespace
+
+Result<bool> RewritePayloadPointersPass::Run(Module& module) {
+    TypeManager& types = *ctx_.types;
+
+    // Type substitutions, computed from a snapshot of the declarations (creating types appends to the section).
+    std::unordered_map<std::uint32_t, std::uint32_t> substitution;
+    std::vector<std::pair<std::uint32_t, std::pair<StorageClass, std::uint32_t>>> pointers;
+    std::vector<std::uint32_t> arrays;
+    for (const Instruction& inst : module.section(Section::kTypesValues)) {
+        if (inst.opcode() == Op::OpTypePointer) {
+            pointers.push_back({inst.result_id(), {static_cast<StorageClass>(inst.Word(0)), inst.Word(1)}});
+        } else if (inst.opcode() == Op::OpTypeNodePayloadArrayAMDX) {
+            arrays.push_back(inst.result_id());
+        }
+    }
+    std::unordered_set<std::uint32_t> array_set(arrays.begin(), arrays.end());
+
+    // Only payload arrays the functions use get a record buffer (the input's array type, for one, does not).
+    std::unordered_set<std::uint32_t> used;
+    for (const Function& function : module.functions()) {
+        for (const Instruction& inst : function.header) inst.ForEachInId([&used](std::uint32_t id) { used.insert(id); });
+        for (const BasicBlock& block : function.blocks) {
+            for (const Instruction& inst : block.instructions) inst.ForEachInId([&used](std::uint32_t id) { used.insert(id); });
+        }
+    }
+    std::unordered_set<std::uint32_t> needed_arrays;
+    for (std::uint32_t array : arrays) {
+        if (used.count(array) != 0) needed_arrays.insert(array);
+    }
+    for (const auto& [id, info] : pointers) {
+        if (array_set.count(info.second) != 0 && used.count(id) != 0) needed_arrays.insert(info.second);
+    }
+    for (std::uint32_t array : arrays) {
+        if (needed_arrays.count(array) == 0) continue;
+        Result<std::uint32_t> pointer = PayloadBufferPointer(module, ctx_, array);
+        if (!pointer) return pointer.error();
+        substitution[array] = *pointer;
+    }
+    for (const auto& [id, info] : pointers) {
+        const auto [storage_class, pointee] = info;
+        if (array_set.count(pointee) != 0) {
+            if (needed_arrays.count(pointee) == 0) continue;  // unused; StripAmdxPass removes it
+            if (storage_class == StorageClass::NodePayloadAMDX) {
+                substitution[id] = substitution[pointee];  // an allocation's result is the buffer pointer value
+            } else {
+                substitution[id] = types.GetPointer(storage_class, substitution[pointee]);
+            }
+        } else if (storage_class == StorageClass::NodePayloadAMDX && used.count(id) != 0) {
+            substitution[id] = types.GetPointer(StorageClass::PhysicalStorageBuffer, pointee);
+        }
+    }
+
+    for (Function& function : module.mutable_functions()) {
+        auto apply = [&substitution](Instruction& inst) {
+            const std::uint32_t result = inst.result_id();
+            inst.ForEachId([&substitution](std::uint32_t& id) {
+                const auto it = substitution.find(id);
+                if (it != substitution.end()) id = it->second;
+            });
+            inst.set_result_id(result);
+        };
+        for (Instruction& inst : function.header) apply(inst);
+        for (BasicBlock& block : function.blocks) {
+            for (Instruction& inst : block.instructions) apply(inst);
+        }
+    }
+
+    std::unordered_set<std::uint32_t> buffer_pointers;
+    for (const auto& [array, pointer] : ctx_.payload_buffer_pointer) buffer_pointers.insert(pointer);
+    std::unordered_map<std::uint32_t, std::uint32_t> result_types = CollectResultTypes(module);
+    auto type_of = [&result_types](std::uint32_t id) {
+        const auto it = result_types.find(id);
+        return it != result_types.end() ? it->second : 0u;
+    };
+    const std::uint32_t zero = types.GetConstantUint(0);
+
+    std::vector<std::uint32_t> pointer_variables;
+    for (Function& function : module.mutable_functions()) {
+        for (BasicBlock& block : function.blocks) {
+            std::vector<Instruction> rewritten;
+            rewritten.reserve(block.instructions.size());
+            for (Instruction& inst : block.instructions) {
+                const Op op = inst.opcode();
+                if (op == Op::OpVariable) {
+                    std::uint32_t pointee = 0;
+                    StorageClass pointee_class{};
+                    if (PointerInfo(module, inst.type_id(), nullptr, &pointee) && PointerInfo(module, pointee, &pointee_class, nullptr) &&
+                        pointee_class == StorageClass::PhysicalStorageBuffer) {
+                        pointer_variables.push_back(inst.result_id());
+                    }
+                } else if ((op == Op::OpAccessChain || op == Op::OpInBoundsAccessChain) && inst.OperandWordCount() >= 2) {
+                    std::uint32_t base = inst.Word(0);
+                    std::uint32_t base_type = type_of(base);
+                    std::uint32_t pointee = 0;
+                    StorageClass storage_class{};
+                    if (PointerInfo(module, base_type, &storage_class, &pointee) && storage_class != StorageClass::PhysicalStorageBuffer &&
+                        buffer_pointers.count(pointee) != 0) {
+                        // DXC's Function-variable copy of an allocation: load the buffer pointer it holds.
+                        Instruction load(Op::OpLoad, pointee, module.TakeNextId());
+                        load.AddId(base);
+                        base = load.result_id();
+                        base_type = pointee;
+                        rewritten.push_back(std::move(load));
+                    }
+                    if (buffer_pointers.count(base_type) != 0) {
+                        Instruction chain(op, inst.type_id(), inst.result_id());
+                        chain.AddId(base).AddId(zero);
+                        for (std::size_t i = 1; i < inst.OperandWordCount(); ++i) chain.AddId(inst.Word(i));
+                        inst = std::move(chain);
+                    }
+                    // DXC types chains into its Function-variable copy as Function pointers; they now point into the
+                    // heap, and so does everything derived from them.
+                    StorageClass base_class{};
+                    StorageClass result_class{};
+                    std::uint32_t result_pointee = 0;
+                    if (PointerInfo(module, base_type, &base_class, nullptr) && base_class == StorageClass::PhysicalStorageBuffer &&
+                        PointerInfo(module, inst.type_id(), &result_class, &result_pointee) &&
+                        result_class != StorageClass::PhysicalStorageBuffer) {
+                        inst.set_type_id(types.GetPointer(StorageClass::PhysicalStorageBuffer, result_pointee));
+                        result_types[inst.result_id()] = inst.type_id();
+                    }
+                } else if (op == Op::OpPtrAccessChain || op == Op::OpInBoundsPtrAccessChain || op == Op::OpCopyMemory ||
+                           op == Op::OpCopyMemorySized) {
+                    StorageClass storage_class{};
+                    for (std::size_t i = 0; i < inst.OperandWordCount(); ++i) {
+                        if (inst.IsIdOperand(i) && PointerInfo(module, type_of(inst.Word(i)), &storage_class, nullptr) &&
+                            storage_class == StorageClass::PhysicalStorageBuffer) {
+                            return Error{kNoWordOffset, std::string(OpcodeName(static_cast<std::uint32_t>(op))) +
+                                                            " on a node payload is not supported"};
+                        }
+                    }
+                } else if (op == Op::OpLoad || op == Op::OpStore) {
+                    const std::uint32_t pointer_type = type_of(inst.Word(0));
+                    if (op == Op::OpLoad && pointer_type == inst.type_id() && buffer_pointers.count(pointer_type) != 0) {
+                        // A by-value "load" of a payload array value is a copy of the buffer pointer.
+                        Instruction copy(Op::OpCopyObject, inst.type_id(), inst.result_id());
+                        copy.AddId(inst.Word(0));
+                        inst = std::move(copy);
+                    } else {
+                        StorageClass storage_class{};
+                        std::uint32_t pointee = 0;
+                        if (PointerInfo(module, pointer_type, &storage_class, &pointee) && storage_class == StorageClass::PhysicalStorageBuffer) {
+                            EnsureAligned(inst, op == Op::OpLoad ? 1 : 2, ScalarAlignment(module, pointee));
+                        }
+                    }
+                }
+                rewritten.push_back(std::move(inst));
+            }
+            block.instructions = std::move(rewritten);
+            module.InvalidateIndexes();
+        }
+    }
+    for (std::uint32_t var : pointer_variables) {
+        Instruction decorate(Op::OpDecorate);
+        decorate.AddId(var).AddEnum(OperandKind::Decoration, Decoration::AliasedPointer);
+        module.Append(Section::kAnnotation, std::move(decorate));
+    }
+    return true;
+}
+
+}  // namespace execgraph::spirv::lowering

@@ -1,0 +1,66 @@
+// SPDX-License-Identifier: Apache-2.0
+// Keeps only the node being lowered: its OpEntryPoint, its execution modes and the functions it can call. A lowered
+// node is one compute pipeline, and other entry points of a lib_6_8-style module may use AMDX constructs we would
+// otherwise have to lower too.
+#include <algorithm>
+#include <unordered_set>
+#include <vector>
+
+#include "lowering/lowering_passes.h"
+
+namespace execgraph::spirv::lowering {
+
+Result<bool> SelectEntryPointPass::Run(Module& module) {
+    const std::uint32_t entry = ctx_.info.entry_point_id;
+    bool found = false;
+    for (const Instruction& inst : module.section(Section::kEntryPoint)) {
+        if (inst.Word(1) != entry) continue;
+        if (inst.Word(0) != static_cast<std::uint32_t>(ExecutionModel::GLCompute)) {
+            return Error{kNoWordOffset, "entry point \"" + ctx_.info.entry_point_name +
+                                            "\" is not GLCompute; only compute nodes can be lowered (mesh nodes are not supported)"};
+        }
+        found = true;
+    }
+    if (!found) return Error{kNoWordOffset, "no OpEntryPoint for function %" + std::to_string(entry) + " (\"" + ctx_.info.entry_point_name + "\")"};
+
+    std::vector<Instruction>& entry_points = module.mutable_section(Section::kEntryPoint);
+    std::erase_if(entry_points, [entry](const Instruction& inst) { return inst.Word(1) != entry; });
+    std::erase_if(module.mutable_section(Section::kExecutionMode), [entry](const Instruction& inst) { return inst.Word(0) != entry; });
+
+    // Call-graph reachability from the entry point.
+    std::unordered_set<std::uint32_t> reachable{entry};
+    std::vector<std::uint32_t> work{entry};
+    while (!work.empty()) {
+        const std::uint32_t id = work.back();
+        work.pop_back();
+        const Function* function = FindFunction(module, id);
+        if (function == nullptr) return Error{kNoWordOffset, "entry point function %" + std::to_string(id) + " is not defined"};
+        for (const BasicBlock& block : function->blocks) {
+            for (const Instruction& inst : block.instructions) {
+                if (inst.opcode() == Op::OpFunctionCall && reachable.insert(inst.Word(0)).second) work.push_back(inst.Word(0));
+            }
+        }
+    }
+    std::erase_if(module.mutable_functions(), [&reachable](const Function& f) { return reachable.count(f.result_id()) == 0; });
+
+    // DXC -Od wraps the node function and passes the input / outputs as parameters (dxc-spirv-shapes §3.2 "Entry-point
+    // wrappers"); payload pointers would then cross function boundaries, which the lowering does not follow.
+    for (const Function& function : module.functions()) {
+        for (const Instruction& inst : function.header) {
+            if (inst.opcode() != Op::OpFunctionParameter) continue;
+            StorageClass storage_class{};
+            std::uint32_t pointee = 0;
+            const bool is_pointer = PointerInfo(module, inst.type_id(), &storage_class, &pointee);
+            const Instruction* pointee_def = is_pointer ? module.FindDef(pointee) : module.FindDef(inst.type_id());
+            if ((is_pointer && storage_class == StorageClass::NodePayloadAMDX) ||
+                (pointee_def != nullptr && pointee_def->opcode() == Op::OpTypeNodePayloadArrayAMDX)) {
+                return Error{kNoWordOffset, "function %" + std::to_string(function.result_id()) +
+                                                " takes a node payload as a parameter (DXC -Od entry wrapper); compile the node with "
+                                                "optimisation (-O3) so that it is inlined"};
+            }
+        }
+    }
+    return true;
+}
+
+}  // namespace execgraph::spirv::lowering
