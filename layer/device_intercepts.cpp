@@ -1,8 +1,11 @@
 // Device creation and the core device commands that carry AMDX values on emulating devices.
+#include <cstddef>
 #include <cstring>
+#include <memory>
 #include <string>
 #include <vector>
 
+#include "graph_pipeline.h"
 #include "intercepts.h"
 #include "layer_state.h"
 #include "pnext_chain.h"
@@ -19,19 +22,71 @@ VkLayerDeviceCreateInfo* FindLayerLinkInfo(const VkDeviceCreateInfo* create_info
     return nullptr;
 }
 
+// A Vulkan 1.1/1.2 feature the emulation turns on. It lives either in the VkPhysicalDeviceVulkan1XFeatures structure or
+// in its own narrow structure; chaining both forms is invalid (VUID-VkDeviceCreateInfo-pNext-02829/02830), so it is set
+// where the application put it, else in a narrow structure the layer adds.
+struct PromotedFeature {
+    VkStructureType core_type;
+    size_t core_offset;
+    VkStructureType narrow_type;
+    size_t narrow_offset;
+    size_t narrow_size;
+    bool PhysicalDeviceSupport::*supported;  // enabled only where the device has it (null: required, always there)
+};
+
+#define EXECGRAPH_PROMOTED_FEATURE(core, core_member, narrow, narrow_member, supported)                                    \
+    PromotedFeature {                                                                                                     \
+        core##_TYPE, offsetof(core##_STRUCT, core_member), narrow##_TYPE, offsetof(narrow##_STRUCT, narrow_member),       \
+            sizeof(narrow##_STRUCT), supported                                                                            \
+    }
+#define VULKAN11_TYPE VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_1_FEATURES
+#define VULKAN11_STRUCT VkPhysicalDeviceVulkan11Features
+#define VULKAN12_TYPE VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_2_FEATURES
+#define VULKAN12_STRUCT VkPhysicalDeviceVulkan12Features
+#define VULKAN13_TYPE VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_3_FEATURES
+#define VULKAN13_STRUCT VkPhysicalDeviceVulkan13Features
+#define SYNC2_TYPE VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SYNCHRONIZATION_2_FEATURES
+#define SYNC2_STRUCT VkPhysicalDeviceSynchronization2Features
+#define ADDRESS_TYPE VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_BUFFER_DEVICE_ADDRESS_FEATURES
+#define ADDRESS_STRUCT VkPhysicalDeviceBufferDeviceAddressFeatures
+#define ATOMIC64_TYPE VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SHADER_ATOMIC_INT64_FEATURES
+#define ATOMIC64_STRUCT VkPhysicalDeviceShaderAtomicInt64Features
+#define SCALAR_TYPE VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SCALAR_BLOCK_LAYOUT_FEATURES
+#define SCALAR_STRUCT VkPhysicalDeviceScalarBlockLayoutFeatures
+#define STORAGE16_TYPE VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_16BIT_STORAGE_FEATURES
+#define STORAGE16_STRUCT VkPhysicalDevice16BitStorageFeatures
+#define STORAGE8_TYPE VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_8BIT_STORAGE_FEATURES
+#define STORAGE8_STRUCT VkPhysicalDevice8BitStorageFeatures
+
+// Payloads are reached through buffer device addresses, records keep DXC's scalar layout (so scalarBlockLayout), the
+// scheduler records synchronization2 barriers, and
+// records with 16- or 8-bit members need the matching storage features (emulation_support.h).
+const PromotedFeature kPromotedFeatures[] = {
+    EXECGRAPH_PROMOTED_FEATURE(VULKAN12, bufferDeviceAddress, ADDRESS, bufferDeviceAddress, nullptr),
+    EXECGRAPH_PROMOTED_FEATURE(VULKAN12, shaderBufferInt64Atomics, ATOMIC64, shaderBufferInt64Atomics, nullptr),
+    EXECGRAPH_PROMOTED_FEATURE(VULKAN12, scalarBlockLayout, SCALAR, scalarBlockLayout, nullptr),
+    EXECGRAPH_PROMOTED_FEATURE(VULKAN13, synchronization2, SYNC2, synchronization2, nullptr),
+    EXECGRAPH_PROMOTED_FEATURE(VULKAN11, storageBuffer16BitAccess, STORAGE16, storageBuffer16BitAccess,
+                               &PhysicalDeviceSupport::storage_buffer_16bit_access),
+    EXECGRAPH_PROMOTED_FEATURE(VULKAN12, storageBuffer8BitAccess, STORAGE8, storageBuffer8BitAccess,
+                               &PhysicalDeviceSupport::storage_buffer_8bit_access),
+};
+#undef EXECGRAPH_PROMOTED_FEATURE
+
 // Everything the driver must see in place of what the application asked for, when the layer emulates AMDX on a device.
 // Owns the copies; the in-place edits of the application's chain are undone when this goes out of scope.
 struct EmulatedDeviceCreateInfo {
     VkDeviceCreateInfo create_info{};
     std::vector<const char*> extensions;
     VkPhysicalDeviceFeatures enabled_features{};
-    VkPhysicalDeviceBufferDeviceAddressFeatures buffer_device_address{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_BUFFER_DEVICE_ADDRESS_FEATURES};
+    std::vector<std::unique_ptr<uint8_t[]>> added_structures;  // narrow feature structures the layer chains in
     ScopedChainEdits edits;
 };
 
 // Removes the extension and its feature structure, and turns on the features the emulation itself uses
 // (emulation_support.h). Turning a feature on changes nothing the application can observe: it only allows more.
-void PrepareEmulatedDeviceCreateInfo(const VkDeviceCreateInfo& original, EmulatedDeviceCreateInfo* emulated) {
+void PrepareEmulatedDeviceCreateInfo(const VkDeviceCreateInfo& original, const PhysicalDeviceSupport& support,
+                                     EmulatedDeviceCreateInfo* emulated) {
     emulated->create_info = original;
     for (uint32_t i = 0; i < original.enabledExtensionCount; ++i) {
         if (std::strcmp(original.ppEnabledExtensionNames[i], VK_AMDX_SHADER_ENQUEUE_EXTENSION_NAME) != 0) {
@@ -45,17 +100,26 @@ void PrepareEmulatedDeviceCreateInfo(const VkDeviceCreateInfo& original, Emulate
     const void** head = &emulated->create_info.pNext;
     edits.Unlink(head, VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SHADER_ENQUEUE_FEATURES_AMDX);
 
-    // bufferDeviceAddress lives in either structure; both at once is invalid (VUID-VkDeviceCreateInfo-pNext-02830), so set
-    // it where the application put it, else add the narrow structure.
-    if (auto* vulkan12 = FindInChain<VkPhysicalDeviceVulkan12Features>(const_cast<void*>(*head),
-                                                                        VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_2_FEATURES)) {
-        edits.Set<VkBool32>(&vulkan12->bufferDeviceAddress, VK_TRUE);
-    } else if (auto* address = FindInChain<VkPhysicalDeviceBufferDeviceAddressFeatures>(
-                   const_cast<void*>(*head), VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_BUFFER_DEVICE_ADDRESS_FEATURES)) {
-        edits.Set<VkBool32>(&address->bufferDeviceAddress, VK_TRUE);
-    } else {
-        emulated->buffer_device_address.bufferDeviceAddress = VK_TRUE;
-        edits.Prepend(head, reinterpret_cast<VkBaseOutStructure*>(&emulated->buffer_device_address));
+    void* application_chain = const_cast<void*>(*head);
+    for (const PromotedFeature& feature : kPromotedFeatures) {
+        if (feature.supported != nullptr && !(support.*feature.supported)) continue;
+        uint8_t* holder = nullptr;
+        size_t offset = 0;
+        if (auto* core = FindInChain<VkBaseOutStructure>(application_chain, feature.core_type)) {
+            holder = reinterpret_cast<uint8_t*>(core);
+            offset = feature.core_offset;
+        } else if (auto* narrow = FindInChain<VkBaseOutStructure>(const_cast<void*>(*head), feature.narrow_type)) {
+            holder = reinterpret_cast<uint8_t*>(narrow);
+            offset = feature.narrow_offset;
+        } else {
+            emulated->added_structures.push_back(std::make_unique<uint8_t[]>(feature.narrow_size));
+            holder = emulated->added_structures.back().get();
+            std::memset(holder, 0, feature.narrow_size);
+            reinterpret_cast<VkBaseOutStructure*>(holder)->sType = feature.narrow_type;
+            edits.Prepend(head, reinterpret_cast<VkBaseOutStructure*>(holder));
+            offset = feature.narrow_offset;
+        }
+        edits.Set<VkBool32>(reinterpret_cast<VkBool32*>(holder + offset), VK_TRUE);
     }
 
     // shaderInt64 lives in VkPhysicalDeviceFeatures2 if chained, else in pEnabledFeatures (VUID-VkDeviceCreateInfo-pNext-00373).
@@ -109,7 +173,7 @@ VKAPI_ATTR VkResult VKAPI_CALL CreateDevice(VkPhysicalDevice physicalDevice, con
     VkResult result;
     if (emulate) {
         EmulatedDeviceCreateInfo emulated;
-        PrepareEmulatedDeviceCreateInfo(*pCreateInfo, &emulated);
+        PrepareEmulatedDeviceCreateInfo(*pCreateInfo, instance->SupportOf(physicalDevice), &emulated);
         result = next_create_device(physicalDevice, &emulated.create_info, pAllocator, pDevice);
     } else {
         result = next_create_device(physicalDevice, pCreateInfo, pAllocator, pDevice);
@@ -123,6 +187,7 @@ VKAPI_ATTR VkResult VKAPI_CALL CreateDevice(VkPhysicalDevice physicalDevice, con
     state->emulates_shader_enqueue = emulate;
     state->shader_enqueue_feature_enabled = shader_enqueue_feature;
     LoadDeviceDispatchTable(*pDevice, next_get_device_proc_addr, &state->dispatch);
+    if (emulate) state->meta_pipelines = std::make_unique<MetaPipelines>(*pDevice, &state->dispatch);
     RegisterDeviceState(GetDispatchKey(*pDevice), state);
     if (emulate) {
         instance->messages.Emit(MessageSeverity::kInfo, message_id::kEmulationActive,
@@ -143,7 +208,15 @@ VKAPI_ATTR PFN_vkVoidFunction VKAPI_CALL GetDeviceProcAddr(VkDevice device, cons
 VKAPI_ATTR void VKAPI_CALL DestroyDevice(VkDevice device, const VkAllocationCallbacks* pAllocator) {
     if (device == VK_NULL_HANDLE) return;
     std::shared_ptr<DeviceState> state = UnregisterDeviceState(GetDispatchKey(device));
-    if (state) state->dispatch.DestroyDevice(device, pAllocator);
+    if (!state) return;
+    // Objects the layer made on the application's behalf go before the device (the application's own must already be
+    // gone; graph pipelines it leaked are cleaned up rather than leaked a second time).
+    for (const std::shared_ptr<GraphPipeline>& graph :
+         state->graph_pipelines.PopIf([](VkPipeline, const std::shared_ptr<GraphPipeline>&) { return true; })) {
+        graph->Destroy(*state, pAllocator);
+    }
+    if (state->meta_pipelines) state->meta_pipelines->Destroy();
+    state->dispatch.DestroyDevice(device, pAllocator);
 }
 
 // Scratch buffers carry VK_BUFFER_USAGE_EXECUTION_GRAPH_SCRATCH_BIT_AMDX, unknown to the driver. The emulation reads
@@ -158,6 +231,7 @@ VKAPI_ATTR VkResult VKAPI_CALL CreateBuffer(VkDevice device, const VkBufferCreat
 
     VkBufferCreateInfo create_info = *pCreateInfo;
     ScopedChainEdits edits;
+    bool is_scratch = false;
     // With maintenance5, VkBufferUsageFlags2CreateInfoKHR replaces `usage` (VK_KHR_maintenance5). A driver without
     // maintenance5 would ignore it, so fold its low 32 bits (all that 1.3 usages use) into `usage` and unlink it there.
     if (auto* usage2 = FindInChain<VkBufferUsageFlags2CreateInfoKHR>(pCreateInfo->pNext,
@@ -172,10 +246,34 @@ VKAPI_ATTR VkResult VKAPI_CALL CreateBuffer(VkDevice device, const VkBufferCreat
             edits.Unlink(&create_info.pNext, VK_STRUCTURE_TYPE_BUFFER_USAGE_FLAGS_2_CREATE_INFO_KHR);
             create_info.usage = static_cast<VkBufferUsageFlags>(usage);
         }
+        is_scratch = (usage2->usage & VK_BUFFER_USAGE_2_EXECUTION_GRAPH_SCRATCH_BIT_AMDX) != 0;
     } else if (create_info.usage & VK_BUFFER_USAGE_EXECUTION_GRAPH_SCRATCH_BIT_AMDX) {
         create_info.usage = (create_info.usage & ~VK_BUFFER_USAGE_EXECUTION_GRAPH_SCRATCH_BIT_AMDX) | kScratchUsage;
+        is_scratch = true;
     }
-    return state->dispatch.CreateBuffer(device, &create_info, pAllocator, pBuffer);
+    VkResult result = state->dispatch.CreateBuffer(device, &create_info, pAllocator, pBuffer);
+    if (result == VK_SUCCESS && is_scratch) state->scratch_buffers.AddBuffer(*pBuffer, pCreateInfo->size);
+    return result;
+}
+
+VKAPI_ATTR void VKAPI_CALL DestroyBuffer(VkDevice device, VkBuffer buffer, const VkAllocationCallbacks* pAllocator) {
+    std::shared_ptr<DeviceState> state = FindDeviceState(GetDispatchKey(device));
+    if (!state) return;
+    if (buffer != VK_NULL_HANDLE) state->scratch_buffers.RemoveBuffer(buffer);
+    state->dispatch.DestroyBuffer(device, buffer, pAllocator);
+}
+
+// Scratch arrives in the AMDX commands as an address; remember which buffer each scratch address belongs to. The core,
+// KHR and EXT names are separate entry points in the loader's table, so all three are intercepted.
+VKAPI_ATTR VkDeviceAddress VKAPI_CALL GetBufferDeviceAddress(VkDevice device, const VkBufferDeviceAddressInfo* pInfo) {
+    std::shared_ptr<DeviceState> state = FindDeviceState(GetDispatchKey(device));
+    if (!state) return 0;
+    PFN_vkGetBufferDeviceAddress next = state->dispatch.GetBufferDeviceAddress;
+    if (next == nullptr) next = state->dispatch.GetBufferDeviceAddressKHR;
+    if (next == nullptr) next = state->dispatch.GetBufferDeviceAddressEXT;
+    const VkDeviceAddress address = next(device, pInfo);
+    if (state->scratch_buffers.IsScratchBuffer(pInfo->buffer)) state->scratch_buffers.RecordAddress(pInfo->buffer, address);
+    return address;
 }
 
 }  // namespace execgraph::intercept

@@ -49,7 +49,15 @@ namespace execgraph {
     X(CmdUpdateBuffer)                     \
     X(CmdBeginDebugUtilsLabelEXT)          \
     X(CmdEndDebugUtilsLabelEXT)            \
-    X(SetDebugUtilsObjectNameEXT)
+    X(SetDebugUtilsObjectNameEXT)          \
+    X(AllocateCommandBuffers)              \
+    X(FreeCommandBuffers)                  \
+    X(BeginCommandBuffer)                  \
+    X(ResetCommandBuffer)                  \
+    X(ResetCommandPool)                    \
+    X(DestroyCommandPool)                  \
+    X(GetBufferDeviceAddressKHR)           \
+    X(GetBufferDeviceAddressEXT)
 
 struct InstanceDispatchTable {
     PFN_vkGetInstanceProcAddr GetInstanceProcAddr = nullptr;

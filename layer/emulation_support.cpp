@@ -63,7 +63,8 @@ PhysicalDeviceSupport QueryPhysicalDeviceSupport(const InstanceDispatchTable& di
         support.native_shader_enqueue = probe.shaderEnqueue == VK_TRUE;
     }
 
-    VkPhysicalDeviceVulkan12Features vulkan12_features{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_2_FEATURES};
+    VkPhysicalDeviceVulkan11Features vulkan11_features{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_1_FEATURES};
+    VkPhysicalDeviceVulkan12Features vulkan12_features{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_2_FEATURES, &vulkan11_features};
     VkPhysicalDeviceFeatures2 features{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2, &vulkan12_features};
     dispatch.GetPhysicalDeviceFeatures2(physical_device, &features);
 
@@ -71,9 +72,15 @@ PhysicalDeviceSupport QueryPhysicalDeviceSupport(const InstanceDispatchTable& di
     VkPhysicalDeviceProperties2 properties2{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PROPERTIES_2, &subgroup};
     dispatch.GetPhysicalDeviceProperties2(physical_device, &properties2);
     support.subgroup_size = subgroup.subgroupSize;
+    support.storage_buffer_16bit_access = vulkan11_features.storageBuffer16BitAccess == VK_TRUE;
+    support.storage_buffer_8bit_access = vulkan12_features.storageBuffer8BitAccess == VK_TRUE;
 
     if (!vulkan12_features.bufferDeviceAddress) {
         support.missing_requirement = "the device lacks the bufferDeviceAddress feature";
+    } else if (!vulkan12_features.scalarBlockLayout) {
+        support.missing_requirement = "the device lacks the scalarBlockLayout feature";
+    } else if (!vulkan12_features.shaderBufferInt64Atomics) {
+        support.missing_requirement = "the device lacks the shaderBufferInt64Atomics feature";
     } else if (!features.features.shaderInt64) {
         support.missing_requirement = "the device lacks the shaderInt64 feature";
     } else if (!(subgroup.supportedStages & VK_SHADER_STAGE_COMPUTE_BIT) ||

@@ -3,8 +3,9 @@
 // Requirements (docs/design.md, "Requirements"): the lowered node shaders reach payloads through buffer device
 // addresses (PhysicalStorageBuffer64, so 64-bit integers for address arithmetic), the scheduler's meta shaders
 // aggregate ring allocations with subgroup ballot/arithmetic operations, and the layer records with Vulkan 1.3 core
-// commands (synchronization2 barriers). So: instance and device API version 1.3, bufferDeviceAddress, shaderInt64, and
-// subgroup basic+vote+ballot+arithmetic in the compute stage. Every Vulkan 1.3 desktop driver and lavapipe meet this.
+// commands (synchronization2 barriers), and the scatter pass orders records with one 64-bit atomic. So: instance and
+// device API version 1.3, bufferDeviceAddress, shaderBufferInt64Atomics, scalarBlockLayout (DXC's record layout),
+// shaderInt64, and subgroup basic+vote+ballot+arithmetic in the compute stage. Every Vulkan 1.3 desktop driver and lavapipe meet this.
 #pragma once
 
 #include <vulkan/vulkan.h>
@@ -20,6 +21,8 @@ struct PhysicalDeviceSupport {
     bool native_shader_enqueue = false;  // the driver below already exposes VK_AMDX_shader_enqueue
     bool has_maintenance5 = false;       // the driver understands VkBufferUsageFlags2CreateInfoKHR itself
     std::string missing_requirement;     // empty when the emulation can run on this device
+    bool storage_buffer_16bit_access = false;  // optional: records with 16-bit members need it
+    bool storage_buffer_8bit_access = false;   // optional: records with 8-bit members need it
     VkPhysicalDeviceLimits limits{};
     uint32_t subgroup_size = 0;
 

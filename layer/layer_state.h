@@ -7,9 +7,11 @@
 #include <string>
 
 #include "concurrent_map.h"
+#include "device_objects.h"
 #include "dispatch_table.h"
 #include "emulation_support.h"
 #include "messages.h"
+#include "meta_pipelines.h"
 #include "settings.h"
 
 namespace execgraph {
@@ -42,6 +44,14 @@ struct DeviceState {
     bool emulates_shader_enqueue = false;
     // VkPhysicalDeviceShaderEnqueueFeaturesAMDX::shaderEnqueue as the application enabled it (VUID-...-shaderEnqueue-09124).
     bool shader_enqueue_feature_enabled = false;
+
+    // Objects of emulating devices (device_objects.h).
+    ScratchBufferRegistry scratch_buffers;
+    ConcurrentMap<VkShaderModule, std::shared_ptr<const AmdxShaderModule>> amdx_shader_modules;
+    ConcurrentMap<VkPipelineLayout, std::shared_ptr<const PipelineLayoutInfo>> pipeline_layouts;
+    ConcurrentMap<VkPipeline, std::shared_ptr<GraphPipeline>> graph_pipelines;  // execution graphs and node libraries
+    ConcurrentMap<VkCommandBuffer, std::shared_ptr<CommandBufferState>> command_buffers;
+    std::unique_ptr<MetaPipelines> meta_pipelines;  // the scheduler's pipelines, created on first use
 
     const MessageSink& messages() const { return instance->messages; }
 };

@@ -26,9 +26,10 @@ namespace message_id {
 inline constexpr char kSettings[] = "EXECGRAPH-SETTINGS";
 inline constexpr char kEmulationUnavailable[] = "EXECGRAPH-EMULATION-UNAVAILABLE";
 inline constexpr char kEmulationActive[] = "EXECGRAPH-EMULATION-ACTIVE";
-inline constexpr char kNotImplemented[] = "EXECGRAPH-NOT-IMPLEMENTED";
 inline constexpr char kInvalidUsage[] = "EXECGRAPH-INVALID-USAGE";
 inline constexpr char kOutOfMemory[] = "EXECGRAPH-OUT-OF-MEMORY";
+inline constexpr char kPipelineCreation[] = "EXECGRAPH-PIPELINE-CREATION";
+inline constexpr char kDispatch[] = "EXECGRAPH-DISPATCH";
 }  // namespace message_id
 
 // An object a message is about, shown by debuggers and validation-style message formatters.

@@ -36,10 +36,15 @@ std::vector<MessageLog::Message> MessageLog::Messages() const {
 }
 
 std::string MessageLog::Problems() const {
+    // The first few in full and a count of the rest: one bad barrier in a loop can otherwise bury the output.
+    constexpr size_t kShown = 5;
     std::ostringstream out;
+    size_t problems = 0;
     for (const Message& message : Messages()) {
-        if (message.severity >= VK_DEBUG_UTILS_MESSAGE_SEVERITY_WARNING_BIT_EXT) out << message.id << ": " << message.text << "\n";
+        if (message.severity < VK_DEBUG_UTILS_MESSAGE_SEVERITY_WARNING_BIT_EXT) continue;
+        if (problems++ < kShown) out << message.id << ": " << message.text << "\n";
     }
+    if (problems > kShown) out << "... and " << problems - kShown << " more\n";
     return out.str();
 }
 

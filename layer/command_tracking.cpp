@@ -1,0 +1,172 @@
+// State the emulation needs from the application's ordinary commands on emulating devices: pipeline layouts, the
+// compute and execution-graph bind points, push constants, and which command buffers exist.
+//
+// The execution-graph bind point (VK_PIPELINE_BIND_POINT_EXECUTION_GRAPH_AMDX) is unknown to the driver, so binds to it
+// stay in the layer. Compute-bind-point state is shadowed because a graph dispatch records compute work of its own and
+// must leave the application's compute state exactly as it was (docs/design.md, "Runtime contract").
+#include <algorithm>
+#include <cstring>
+
+#include "graph_pipeline.h"
+#include "intercepts.h"
+#include "layer_state.h"
+
+namespace execgraph::intercept {
+namespace {
+
+std::shared_ptr<CommandBufferState> StateOf(DeviceState& device, VkCommandBuffer command_buffer) {
+    if (auto state = device.command_buffers.Find(command_buffer)) return *state;
+    // Command buffers allocated before the layer saw them cannot exist on an emulating device; stay robust anyway.
+    return device.command_buffers.FindOrInsert(command_buffer, std::make_shared<CommandBufferState>());
+}
+
+void RecordSetBindings(BindPointState& bind_point, VkPipelineLayout layout, uint32_t first_set, uint32_t set_count,
+                       const VkDescriptorSet* sets, uint32_t dynamic_offset_count, const uint32_t* dynamic_offsets) {
+    if (bind_point.sets.size() < first_set + set_count) bind_point.sets.resize(first_set + set_count);
+    // Dynamic offsets are consumed in set order; without the set layouts' dynamic-descriptor counts the layer keeps them
+    // all with the first set and replays the whole call's offsets with it.
+    for (uint32_t i = 0; i < set_count; ++i) {
+        BindPointState::SetBinding& binding = bind_point.sets[first_set + i];
+        binding.set = sets[i];
+        binding.layout = layout;
+        binding.dynamic_offsets.clear();
+        binding.replays_following = 0;
+    }
+    if (set_count > 0 && dynamic_offset_count > 0) {
+        bind_point.sets[first_set].dynamic_offsets.assign(dynamic_offsets, dynamic_offsets + dynamic_offset_count);
+        bind_point.sets[first_set].replays_following = set_count;
+    } else if (set_count > 0) {
+        bind_point.sets[first_set].replays_following = 1;
+    }
+}
+
+}  // namespace
+
+VKAPI_ATTR VkResult VKAPI_CALL CreatePipelineLayout(VkDevice device, const VkPipelineLayoutCreateInfo* pCreateInfo,
+                                                    const VkAllocationCallbacks* pAllocator, VkPipelineLayout* pPipelineLayout) {
+    std::shared_ptr<DeviceState> state = FindDeviceState(GetDispatchKey(device));
+    if (!state) return VK_ERROR_INITIALIZATION_FAILED;
+    VkResult result = state->dispatch.CreatePipelineLayout(device, pCreateInfo, pAllocator, pPipelineLayout);
+    if (result != VK_SUCCESS) return result;
+    auto info = std::make_shared<PipelineLayoutInfo>();
+    info->set_layouts.assign(pCreateInfo->pSetLayouts, pCreateInfo->pSetLayouts + pCreateInfo->setLayoutCount);
+    info->push_constant_ranges.assign(pCreateInfo->pPushConstantRanges,
+                                      pCreateInfo->pPushConstantRanges + pCreateInfo->pushConstantRangeCount);
+    for (const VkPushConstantRange& range : info->push_constant_ranges) {
+        info->push_constant_end = std::max(info->push_constant_end, range.offset + range.size);
+    }
+    state->pipeline_layouts.InsertOrAssign(*pPipelineLayout, std::move(info));
+    return VK_SUCCESS;
+}
+
+VKAPI_ATTR void VKAPI_CALL DestroyPipelineLayout(VkDevice device, VkPipelineLayout pipelineLayout,
+                                                 const VkAllocationCallbacks* pAllocator) {
+    std::shared_ptr<DeviceState> state = FindDeviceState(GetDispatchKey(device));
+    if (!state) return;
+    // Graph pipelines keep their own lowered layouts, so the application may destroy its layout right after creation.
+    state->pipeline_layouts.Pop(pipelineLayout);
+    state->dispatch.DestroyPipelineLayout(device, pipelineLayout, pAllocator);
+}
+
+VKAPI_ATTR VkResult VKAPI_CALL AllocateCommandBuffers(VkDevice device, const VkCommandBufferAllocateInfo* pAllocateInfo,
+                                                      VkCommandBuffer* pCommandBuffers) {
+    std::shared_ptr<DeviceState> state = FindDeviceState(GetDispatchKey(device));
+    if (!state) return VK_ERROR_INITIALIZATION_FAILED;
+    VkResult result = state->dispatch.AllocateCommandBuffers(device, pAllocateInfo, pCommandBuffers);
+    if (result != VK_SUCCESS) return result;
+    for (uint32_t i = 0; i < pAllocateInfo->commandBufferCount; ++i) {
+        auto command_buffer = std::make_shared<CommandBufferState>();
+        command_buffer->pool = pAllocateInfo->commandPool;
+        command_buffer->is_primary = pAllocateInfo->level == VK_COMMAND_BUFFER_LEVEL_PRIMARY;
+        state->command_buffers.InsertOrAssign(pCommandBuffers[i], std::move(command_buffer));
+    }
+    return VK_SUCCESS;
+}
+
+VKAPI_ATTR void VKAPI_CALL FreeCommandBuffers(VkDevice device, VkCommandPool commandPool, uint32_t commandBufferCount,
+                                              const VkCommandBuffer* pCommandBuffers) {
+    std::shared_ptr<DeviceState> state = FindDeviceState(GetDispatchKey(device));
+    if (!state) return;
+    for (uint32_t i = 0; i < commandBufferCount; ++i) {
+        if (pCommandBuffers[i] != VK_NULL_HANDLE) state->command_buffers.Pop(pCommandBuffers[i]);
+    }
+    state->dispatch.FreeCommandBuffers(device, commandPool, commandBufferCount, pCommandBuffers);
+}
+
+VKAPI_ATTR void VKAPI_CALL DestroyCommandPool(VkDevice device, VkCommandPool commandPool, const VkAllocationCallbacks* pAllocator) {
+    std::shared_ptr<DeviceState> state = FindDeviceState(GetDispatchKey(device));
+    if (!state) return;
+    if (commandPool != VK_NULL_HANDLE) {
+        state->command_buffers.PopIf([commandPool](VkCommandBuffer, const std::shared_ptr<CommandBufferState>& command_buffer) {
+            return command_buffer->pool == commandPool;
+        });
+    }
+    state->dispatch.DestroyCommandPool(device, commandPool, pAllocator);
+}
+
+VKAPI_ATTR VkResult VKAPI_CALL BeginCommandBuffer(VkCommandBuffer commandBuffer, const VkCommandBufferBeginInfo* pBeginInfo) {
+    std::shared_ptr<DeviceState> state = FindDeviceState(GetDispatchKey(commandBuffer));
+    if (!state) return VK_ERROR_INITIALIZATION_FAILED;
+    // Beginning resets a command buffer's state (implicitly or after vkResetCommandBuffer/vkResetCommandPool).
+    StateOf(*state, commandBuffer)->Reset();
+    return state->dispatch.BeginCommandBuffer(commandBuffer, pBeginInfo);
+}
+
+VKAPI_ATTR void VKAPI_CALL CmdBindPipeline(VkCommandBuffer commandBuffer, VkPipelineBindPoint pipelineBindPoint, VkPipeline pipeline) {
+    std::shared_ptr<DeviceState> state = FindDeviceState(GetDispatchKey(commandBuffer));
+    if (!state) return;
+    std::shared_ptr<CommandBufferState> command_buffer = StateOf(*state, commandBuffer);
+    if (pipelineBindPoint == VK_PIPELINE_BIND_POINT_EXECUTION_GRAPH_AMDX) {
+        auto graph = state->graph_pipelines.Find(pipeline);
+        if (!graph || (*graph)->is_library) {
+            state->messages().Emit(MessageSeverity::kError, message_id::kInvalidUsage,
+                                   "vkCmdBindPipeline: the pipeline bound to VK_PIPELINE_BIND_POINT_EXECUTION_GRAPH_AMDX is not an "
+                                   "execution graph pipeline (libraries cannot be bound, VUID-vkCmdBindPipeline-pipeline-03382)",
+                                   {ObjectOf(VK_OBJECT_TYPE_PIPELINE, pipeline)});
+            command_buffer->bound_graph.reset();
+            return;
+        }
+        command_buffer->bound_graph = *graph;
+        command_buffer->graph.pipeline = pipeline;
+        return;
+    }
+    if (pipelineBindPoint == VK_PIPELINE_BIND_POINT_COMPUTE) command_buffer->compute.pipeline = pipeline;
+    state->dispatch.CmdBindPipeline(commandBuffer, pipelineBindPoint, pipeline);
+}
+
+VKAPI_ATTR void VKAPI_CALL CmdBindDescriptorSets(VkCommandBuffer commandBuffer, VkPipelineBindPoint pipelineBindPoint,
+                                                 VkPipelineLayout layout, uint32_t firstSet, uint32_t descriptorSetCount,
+                                                 const VkDescriptorSet* pDescriptorSets, uint32_t dynamicOffsetCount,
+                                                 const uint32_t* pDynamicOffsets) {
+    std::shared_ptr<DeviceState> state = FindDeviceState(GetDispatchKey(commandBuffer));
+    if (!state) return;
+    std::shared_ptr<CommandBufferState> command_buffer = StateOf(*state, commandBuffer);
+    if (pipelineBindPoint == VK_PIPELINE_BIND_POINT_EXECUTION_GRAPH_AMDX) {
+        // Seen by every node of the next graph dispatch; bound for real, with the lowered layout, at dispatch time.
+        RecordSetBindings(command_buffer->graph, layout, firstSet, descriptorSetCount, pDescriptorSets, dynamicOffsetCount,
+                          pDynamicOffsets);
+        return;
+    }
+    if (pipelineBindPoint == VK_PIPELINE_BIND_POINT_COMPUTE) {
+        RecordSetBindings(command_buffer->compute, layout, firstSet, descriptorSetCount, pDescriptorSets, dynamicOffsetCount,
+                          pDynamicOffsets);
+    }
+    state->dispatch.CmdBindDescriptorSets(commandBuffer, pipelineBindPoint, layout, firstSet, descriptorSetCount, pDescriptorSets,
+                                          dynamicOffsetCount, pDynamicOffsets);
+}
+
+VKAPI_ATTR void VKAPI_CALL CmdPushConstants(VkCommandBuffer commandBuffer, VkPipelineLayout layout, VkShaderStageFlags stageFlags,
+                                            uint32_t offset, uint32_t size, const void* pValues) {
+    std::shared_ptr<DeviceState> state = FindDeviceState(GetDispatchKey(commandBuffer));
+    if (!state) return;
+    std::shared_ptr<CommandBufferState> command_buffer = StateOf(*state, commandBuffer);
+    auto& writes = command_buffer->push_constants;
+    std::erase_if(writes, [&](const PushConstantWrite& write) {
+        return write.layout == layout && write.stages == stageFlags && write.offset == offset && write.bytes.size() == size;
+    });
+    const auto* bytes = static_cast<const uint8_t*>(pValues);
+    writes.push_back({layout, stageFlags, offset, std::vector<uint8_t>(bytes, bytes + size)});
+    state->dispatch.CmdPushConstants(commandBuffer, layout, stageFlags, offset, size, pValues);
+}
+
+}  // namespace execgraph::intercept

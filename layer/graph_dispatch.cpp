@@ -1,0 +1,203 @@
+// vkCmdInitializeGraphScratchMemoryAMDX and the three graph dispatch commands on emulating devices.
+#include "graph_dispatch.h"
+
+#include <cstring>
+#include <string>
+
+#include "graph_pipeline.h"
+#include "layer_state.h"
+#include "scheduler.h"
+#include "scratch_plan.h"
+
+namespace execgraph {
+namespace {
+
+void ReportDispatchError(const DeviceState& device, VkCommandBuffer command_buffer, const std::string& text) {
+    device.messages().Emit(MessageSeverity::kError, message_id::kDispatch, text + "; the command was skipped",
+                           {ObjectOf(VK_OBJECT_TYPE_COMMAND_BUFFER, command_buffer)});
+}
+
+// The spec's checks that the layer can make on the host (facts §11, §12), so that bad input is skipped with a message
+// instead of reaching the GPU.
+std::optional<BufferRange> CheckScratch(const DeviceState& device, VkCommandBuffer command_buffer, const GraphPipeline& graph,
+                                        VkDeviceAddress scratch, VkDeviceSize scratch_size, const char* command) {
+    if (scratch_size < graph.scratch_size.minSize) {
+        ReportDispatchError(device, command_buffer,
+                            std::string(command) + ": scratchSize " + std::to_string(scratch_size) +
+                                " is smaller than the graph's minSize " + std::to_string(graph.scratch_size.minSize) +
+                                " (VUID-" + command + "-scratchSize-10193)");
+        return std::nullopt;
+    }
+    std::optional<BufferRange> range = device.scratch_buffers.Find(scratch, scratch_size);
+    if (!range) {
+        ReportDispatchError(device, command_buffer,
+                            std::string(command) + ": [scratch, scratch + scratchSize) does not lie in a buffer created with "
+                                                   "VK_BUFFER_USAGE_EXECUTION_GRAPH_SCRATCH_BIT_AMDX whose address was queried with "
+                                                   "vkGetBufferDeviceAddress (VUID-" + command + "-scratch-09184)");
+    }
+    return range;
+}
+
+// Binds the recorded descriptor sets of one bind point at the compute bind point, each bind call as the application made
+// it, with `layout_override` in place of the application's layout when given.
+void ReplaySetBindings(DeviceState& device, VkCommandBuffer command_buffer, const BindPointState& bind_point,
+                       VkPipelineLayout layout_override) {
+    for (uint32_t set = 0; set < bind_point.sets.size(); ++set) {
+        const BindPointState::SetBinding& binding = bind_point.sets[set];
+        if (binding.replays_following == 0) continue;
+        std::vector<VkDescriptorSet> sets;
+        for (uint32_t i = 0; i < binding.replays_following && set + i < bind_point.sets.size(); ++i) {
+            sets.push_back(bind_point.sets[set + i].set);
+        }
+        device.dispatch.CmdBindDescriptorSets(command_buffer, VK_PIPELINE_BIND_POINT_COMPUTE,
+                                              layout_override != VK_NULL_HANDLE ? layout_override : binding.layout, set,
+                                              static_cast<uint32_t>(sets.size()), sets.data(),
+                                              static_cast<uint32_t>(binding.dynamic_offsets.size()), binding.dynamic_offsets.data());
+    }
+}
+
+// Puts back the application's compute bind point and push constants, which the graph dispatch replaced
+// (docs/design.md, "How a node receives its scheduler context").
+void RestoreComputeState(DeviceState& device, VkCommandBuffer command_buffer, const CommandBufferState& state) {
+    if (state.compute.pipeline != VK_NULL_HANDLE) {
+        device.dispatch.CmdBindPipeline(command_buffer, VK_PIPELINE_BIND_POINT_COMPUTE, state.compute.pipeline);
+    }
+    ReplaySetBindings(device, command_buffer, state.compute, VK_NULL_HANDLE);
+    for (const PushConstantWrite& write : state.push_constants) {
+        device.dispatch.CmdPushConstants(command_buffer, write.layout, write.stages, write.offset,
+                                         static_cast<uint32_t>(write.bytes.size()), write.bytes.data());
+    }
+}
+
+// Binds what every node of the graph sees: the application's execution-graph descriptor sets and its push constants,
+// now with the lowered layout (identical set layouts, so the sets are compatible).
+void BindApplicationGraphState(DeviceState& device, VkCommandBuffer command_buffer, const CommandBufferState& state,
+                               const GraphPipeline& graph) {
+    ReplaySetBindings(device, command_buffer, state.graph, graph.lowered_layout);
+    for (const PushConstantWrite& write : state.push_constants) {
+        if (!(write.stages & VK_SHADER_STAGE_COMPUTE_BIT) || write.offset + write.bytes.size() > graph.context_offset) continue;
+        device.dispatch.CmdPushConstants(command_buffer, graph.lowered_layout, VK_SHADER_STAGE_COMPUTE_BIT, write.offset,
+                                         static_cast<uint32_t>(write.bytes.size()), write.bytes.data());
+    }
+}
+
+// Host-side checks of vkCmdDispatchGraphAMDX's infos (facts §12.2: read at record time).
+bool CheckHostInfos(const DeviceState& device, VkCommandBuffer command_buffer, const GraphPipeline& graph,
+                    const VkDispatchGraphCountInfoAMDX& count_info, const char* command) {
+    for (uint32_t i = 0; i < count_info.count; ++i) {
+        const auto& info = *reinterpret_cast<const VkDispatchGraphInfoAMDX*>(static_cast<const uint8_t*>(count_info.infos.hostAddress) +
+                                                                              i * count_info.stride);
+        const std::string where = std::string(command) + ": infos[" + std::to_string(i) + "]";
+        if (info.nodeIndex >= graph.nodes.size()) {
+            ReportDispatchError(device, command_buffer,
+                                where + ".nodeIndex " + std::to_string(info.nodeIndex) + " is not a node index of the bound graph");
+            return false;
+        }
+        const GraphNode& node = graph.nodes[info.nodeIndex];
+        if (!node.info.is_api_entry || node.info.shares_input_with_name) {
+            ReportDispatchError(device, command_buffer, where + " names node \"" + node.name +
+                                                            "\", which cannot be dispatched from the API (IsApiEntryAMDX false or "
+                                                            "SharesInputWithAMDX, facts §12.3)");
+            return false;
+        }
+        if (info.payloadCount > 0 && info.payloads.hostAddress == nullptr) {
+            ReportDispatchError(device, command_buffer, where + ".payloads is NULL with payloadCount " + std::to_string(info.payloadCount));
+            return false;
+        }
+        const uint32_t record_size = node.info.input_record.size;
+        if (info.payloadCount > 1 && info.payloadStride != 0 && info.payloadStride < record_size) {
+            ReportDispatchError(device, command_buffer,
+                                where + ".payloadStride " + std::to_string(info.payloadStride) + " is smaller than node \"" + node.name +
+                                    "\"'s " + std::to_string(record_size) + "-byte record");
+            return false;
+        }
+    }
+    return true;
+}
+
+}  // namespace
+
+void RecordInitializeScratch(DeviceState& device, VkCommandBuffer command_buffer, VkPipeline execution_graph,
+                             VkDeviceAddress scratch, VkDeviceSize scratch_size) {
+    const char* command = "vkCmdInitializeGraphScratchMemoryAMDX";
+    auto graph = device.graph_pipelines.Find(execution_graph);
+    if (!graph || (*graph)->is_library) {
+        ReportDispatchError(device, command_buffer, std::string(command) + ": executionGraph is not an execution graph pipeline");
+        return;
+    }
+    if (scratch % 64 != 0) {
+        ReportDispatchError(device, command_buffer,
+                            std::string(command) + ": scratch must be a multiple of 64 (VUID-vkCmdInitializeGraphScratchMemoryAMDX-scratch-09144)");
+        return;
+    }
+    std::optional<BufferRange> range = CheckScratch(device, command_buffer, **graph, scratch, scratch_size, command);
+    if (!range) return;
+    const GraphPipeline& pipeline = **graph;
+    SchedulerRecorder recorder(&device.dispatch, device.meta_pipelines.get());
+    RecordResult recorded = recorder.RecordInitialize(command_buffer, ScratchBinding{range->buffer, range->offset, scratch, scratch_size},
+                                                      pipeline.scratch_plan, pipeline.graph_tag, pipeline.static_infos, pipeline.output_table);
+    if (recorded.result != VK_SUCCESS) ReportDispatchError(device, command_buffer, std::string(command) + ": " + recorded.error);
+}
+
+void RecordGraphDispatch(DeviceState& device, VkCommandBuffer command_buffer, VkDeviceAddress scratch, VkDeviceSize scratch_size,
+                         const GraphEntries& entries, const char* command) {
+    std::shared_ptr<CommandBufferState> state = device.command_buffers.Find(command_buffer).value_or(nullptr);
+    if (!state) {
+        ReportDispatchError(device, command_buffer, std::string(command) + ": unknown command buffer");
+        return;
+    }
+    if (!state->is_primary) {
+        ReportDispatchError(device, command_buffer,
+                            std::string(command) + ": graph dispatches must be recorded in primary command buffers (VUID-" + command +
+                                "-commandBuffer-09182)");
+        return;
+    }
+    if (!state->bound_graph) {
+        ReportDispatchError(device, command_buffer,
+                            std::string(command) + ": no execution graph pipeline is bound to VK_PIPELINE_BIND_POINT_EXECUTION_GRAPH_AMDX");
+        return;
+    }
+    const GraphPipeline& graph = *state->bound_graph;
+    std::optional<BufferRange> range = CheckScratch(device, command_buffer, graph, scratch, scratch_size, command);
+    if (!range) return;
+
+    EntrySource source;
+    if (entries.kind == GraphEntries::Kind::kDeviceCountInfo) {
+        source = EntrySource::DeviceCountInfo(entries.device_count_info);
+    } else {
+        const VkDispatchGraphCountInfoAMDX* count_info = entries.host_count_info;
+        if (count_info == nullptr || (count_info->count > 0 && count_info->infos.hostAddress == nullptr)) {
+            ReportDispatchError(device, command_buffer, std::string(command) + ": pCountInfo or its infos pointer is NULL");
+            return;
+        }
+        if (entries.kind == GraphEntries::Kind::kDeviceInfos) {
+            source = EntrySource::HostCountInfo(*count_info);
+        } else {
+            if (!CheckHostInfos(device, command_buffer, graph, *count_info, command)) return;
+            source = EntrySource::HostInfos(*count_info);
+        }
+    }
+
+    GraphPlan plan;
+    plan.graph_tag = graph.graph_tag;
+    plan.scratch_plan = graph.scratch_plan;
+    plan.levels = graph.levels;
+    for (uint32_t n = 0; n < graph.nodes.size(); ++n) {
+        plan.nodes.push_back({graph.nodes[n].pipeline, graph.lowered_layout, graph.context_offset,
+                              graph.nodes[n].info.input_record.size, graph.static_infos[n].shares_input_with});
+    }
+    bool application_state_bound = false;
+    plan.bind_node_state = [&](VkCommandBuffer cmd, uint32_t) {
+        // Every node uses the same lowered layout, so the application's sets and constants are bound once per dispatch.
+        if (application_state_bound) return;
+        BindApplicationGraphState(device, cmd, *state, graph);
+        application_state_bound = true;
+    };
+    SchedulerRecorder recorder(&device.dispatch, device.meta_pipelines.get());
+    RecordResult recorded =
+        recorder.RecordDispatch(command_buffer, ScratchBinding{range->buffer, range->offset, scratch, scratch_size}, plan, source);
+    if (recorded.result != VK_SUCCESS) ReportDispatchError(device, command_buffer, std::string(command) + ": " + recorded.error);
+    RestoreComputeState(device, command_buffer, *state);
+}
+
+}  // namespace execgraph

@@ -1,0 +1,68 @@
+// Execution graph pipelines: what vkCreateExecutionGraphPipelinesAMDX builds, and node libraries.
+//
+// A graph pipeline is a layer object (its VkPipeline handle is the object's address and never reaches the driver). It
+// owns one real compute pipeline per node, made from the node's lowered SPIR-V with the graph's lowered pipeline layout,
+// plus everything the scheduler needs per dispatch: the static node table, the output tables and the levels.
+#pragma once
+
+#include <vulkan/vulkan.h>
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "execgraph/runtime/scratch_layout.h"
+#include "execgraph/spirv/node_info.h"
+#include "execgraph/vk_amdx_compat.h"
+#include "scratch_plan.h"
+
+namespace execgraph {
+
+struct DeviceState;
+
+// One node shader as the application described it: kept by libraries until they are linked into a graph, because the
+// lowering depends on the graph (node indices, output tables).
+struct NodeSource {
+    std::shared_ptr<const std::vector<uint32_t>> words;  // the AMDX module
+    std::string entry_point;
+    std::vector<VkSpecializationMapEntry> specialization_entries;
+    std::vector<uint8_t> specialization_data;
+    bool has_node_create_info = false;  // VkPipelineShaderStageNodeCreateInfoAMDX was chained
+    std::string node_name_override;     // its pName, when not null
+    uint32_t node_index_override = VK_SHADER_INDEX_UNUSED_AMDX;
+};
+
+struct GraphNode {
+    NodeSource source;
+    spirv::NodeInfo info;
+    std::string name;     // the node's name: VkPipelineShaderStageNodeCreateInfoAMDX::pName or the entry point
+    uint32_t shader_index = 0;
+    std::vector<uint32_t> output_table_index;   // per info.outputs: first entry in GraphPipeline::output_table
+    std::vector<uint32_t> output_table_length;
+    VkPipeline pipeline = VK_NULL_HANDLE;       // the lowered compute pipeline
+    std::array<uint32_t, 3> lowered_local_size{1, 1, 1};
+};
+
+struct GraphPipeline {
+    bool is_library = false;
+    std::vector<NodeSource> library_sources;  // libraries only
+
+    std::vector<GraphNode> nodes;  // graph node index = API node index (vkGetExecutionGraphPipelineNodeIndexAMDX)
+    VkPipelineLayout lowered_layout = VK_NULL_HANDLE;
+    uint32_t context_offset = 0;  // runtime::NodePushContext's offset in push constants
+    uint32_t push_constant_size = 0;
+    std::vector<std::vector<uint32_t>> levels;  // graph nodes that can have records at each level
+    std::vector<uint32_t> output_table;
+    std::vector<runtime::NodeStaticInfo> static_infos;
+    uint32_t trash_size = 0;      // bytes: the largest allocation one workgroup of any node can make
+    uint32_t graph_tag = 0;
+    VkExecutionGraphPipelineScratchSizeAMDX scratch_size{VK_STRUCTURE_TYPE_EXECUTION_GRAPH_PIPELINE_SCRATCH_SIZE_AMDX};
+    ScratchPlan scratch_plan{0, 0, 0};
+    std::string debug_name;
+
+    // Destroys the lowered pipelines and layout through the next layer.
+    void Destroy(DeviceState& device, const VkAllocationCallbacks* allocator);
+};
+
+}  // namespace execgraph

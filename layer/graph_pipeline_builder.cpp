@@ -1,0 +1,392 @@
+// vkCreateExecutionGraphPipelinesAMDX: gather node shaders, analyse them, name and link the nodes, derive the levels,
+// lower every node and create one compute pipeline per node.
+#include "graph_pipeline_builder.h"
+
+#include <algorithm>
+#include <cstring>
+#include <map>
+#include <atomic>
+#include <set>
+#include <sstream>
+
+#include "execgraph/spirv/lowering.h"
+#include "execgraph/spirv/reader.h"
+#include "layer_state.h"
+#include "pnext_chain.h"
+#include "scratch_plan.h"
+
+namespace execgraph {
+namespace {
+
+using NodeKey = std::pair<std::string, uint32_t>;  // (node name, shader index)
+
+std::string NodeLabel(const std::string& name, uint32_t index) { return "\"" + name + "\"[" + std::to_string(index) + "]"; }
+
+GraphBuildResult Failure(VkResult result, std::string error) { return GraphBuildResult{result, std::move(error), nullptr}; }
+
+spirv::SpecializationMap ReadSpecialization(const NodeSource& source) {
+    spirv::SpecializationMap map;
+    for (const VkSpecializationMapEntry& entry : source.specialization_entries) {
+        if (entry.offset + entry.size > source.specialization_data.size() || entry.size > 8) continue;
+        uint64_t value = 0;
+        std::memcpy(&value, source.specialization_data.data() + entry.offset, entry.size);  // little-endian, like the host
+        map[entry.constantID] = value;
+    }
+    return map;
+}
+
+// Reads one stage into a NodeSource. The module is either a shader module the layer kept (it declared AMDX) or a
+// VkShaderModuleCreateInfo chained into the stage (maintenance5 style).
+bool ReadStage(DeviceState& device, const VkPipelineShaderStageCreateInfo& stage, NodeSource* source, std::string* error) {
+    if (stage.stage != VK_SHADER_STAGE_COMPUTE_BIT) {
+        *error = "every stage of an execution graph must be VK_SHADER_STAGE_COMPUTE_BIT (VUID-VkExecutionGraphPipelineCreateInfoAMDX-stage-09128)";
+        return false;
+    }
+    if (stage.module != VK_NULL_HANDLE) {
+        auto module = device.amdx_shader_modules.Find(stage.module);
+        if (!module) {
+            *error = "the shader module of node entry point \"" + std::string(stage.pName ? stage.pName : "") +
+                     "\" does not declare the ShaderEnqueueAMDX capability, so it is not a node shader";
+            return false;
+        }
+        source->words = std::shared_ptr<const std::vector<uint32_t>>(*module, &(*module)->words);
+    } else if (auto* inline_module = FindInChain<VkShaderModuleCreateInfo>(stage.pNext, VK_STRUCTURE_TYPE_SHADER_MODULE_CREATE_INFO)) {
+        source->words = std::make_shared<const std::vector<uint32_t>>(inline_module->pCode,
+                                                                      inline_module->pCode + inline_module->codeSize / 4);
+    } else {
+        *error = "a stage has neither a shader module nor a chained VkShaderModuleCreateInfo";
+        return false;
+    }
+    source->entry_point = stage.pName != nullptr ? stage.pName : "";
+    if (const VkSpecializationInfo* specialization = stage.pSpecializationInfo) {
+        source->specialization_entries.assign(specialization->pMapEntries, specialization->pMapEntries + specialization->mapEntryCount);
+        const auto* data = static_cast<const uint8_t*>(specialization->pData);
+        source->specialization_data.assign(data, data + specialization->dataSize);
+    }
+    if (auto* node = FindInChain<VkPipelineShaderStageNodeCreateInfoAMDX>(stage.pNext,
+                                                                           VK_STRUCTURE_TYPE_PIPELINE_SHADER_STAGE_NODE_CREATE_INFO_AMDX)) {
+        source->has_node_create_info = true;
+        if (node->pName != nullptr) source->node_name_override = node->pName;
+        source->node_index_override = node->index;
+    }
+    return true;
+}
+
+// Names the node (facts §10): pName, else the entry point; index, else the ShaderIndexAMDX execution mode, else 0.
+void NameNode(GraphNode& node) {
+    node.name = node.source.node_name_override.empty() ? node.source.entry_point : node.source.node_name_override;
+    node.shader_index = node.source.node_index_override != VK_SHADER_INDEX_UNUSED_AMDX ? node.source.node_index_override
+                                                                                      : node.info.shader_index.value_or(0);
+}
+
+uint32_t AlignUp(uint32_t value, uint32_t alignment) { return (value + alignment - 1) / alignment * alignment; }
+
+// Heap bytes per record: records keep their own alignment (8-byte members exist) and never share a 4-byte word.
+uint32_t RecordStride(const spirv::RecordLayout& record) {
+    if (record.size == 0) return 0;
+    return AlignUp(record.size, std::max<uint32_t>(4, record.alignment));
+}
+
+}  // namespace
+
+VkPipelineCreateFlags2KHR EffectivePipelineFlags(const void* pnext, VkPipelineCreateFlags flags) {
+    if (auto* flags2 = FindInChain<VkPipelineCreateFlags2CreateInfoKHR>(pnext, VK_STRUCTURE_TYPE_PIPELINE_CREATE_FLAGS_2_CREATE_INFO_KHR)) {
+        return flags2->flags;
+    }
+    return flags;
+}
+
+void GraphPipeline::Destroy(DeviceState& device, const VkAllocationCallbacks* allocator) {
+    for (GraphNode& node : nodes) {
+        if (node.pipeline != VK_NULL_HANDLE) device.dispatch.DestroyPipeline(device.device, node.pipeline, allocator);
+        node.pipeline = VK_NULL_HANDLE;
+    }
+    if (lowered_layout != VK_NULL_HANDLE) device.dispatch.DestroyPipelineLayout(device.device, lowered_layout, allocator);
+    lowered_layout = VK_NULL_HANDLE;
+}
+
+GraphBuildResult BuildNodeLibrary(DeviceState& device, const VkComputePipelineCreateInfo& create_info) {
+    NodeSource source;
+    std::string error;
+    if (!ReadStage(device, create_info.stage, &source, &error)) return Failure(VK_ERROR_UNKNOWN, error);
+    // Analyse now so that a bad node fails where the application created it, not later at link time.
+    auto module = spirv::ReadModule(*source.words);
+    if (!module.ok()) return Failure(VK_ERROR_UNKNOWN, "node library: " + module.error().ToString());
+    spirv::SpecializationMap specialization = ReadSpecialization(source);
+    auto info = spirv::AnalyzeNode(*module, source.entry_point, &specialization);
+    if (!info.ok()) return Failure(VK_ERROR_UNKNOWN, "node library \"" + source.entry_point + "\": " + info.error().ToString());
+    auto library = std::make_shared<GraphPipeline>();
+    library->is_library = true;
+    library->library_sources.push_back(std::move(source));
+    return GraphBuildResult{VK_SUCCESS, "", library};
+}
+
+GraphBuildResult BuildExecutionGraphPipeline(DeviceState& device, VkPipelineCache cache,
+                                             const VkExecutionGraphPipelineCreateInfoAMDX& create_info,
+                                             const VkAllocationCallbacks* allocator) {
+    // 1. Gather node sources: the stages, then every library's nodes.
+    std::vector<NodeSource> sources;
+    for (uint32_t i = 0; i < create_info.stageCount; ++i) {
+        NodeSource source;
+        std::string error;
+        if (!ReadStage(device, create_info.pStages[i], &source, &error)) return Failure(VK_ERROR_UNKNOWN, error);
+        sources.push_back(std::move(source));
+    }
+    if (create_info.pLibraryInfo != nullptr) {
+        for (uint32_t i = 0; i < create_info.pLibraryInfo->libraryCount; ++i) {
+            auto library = device.graph_pipelines.Find(create_info.pLibraryInfo->pLibraries[i]);
+            if (!library || !(*library)->is_library) {
+                return Failure(VK_ERROR_UNKNOWN,
+                               "pLibraryInfo->pLibraries[" + std::to_string(i) +
+                                   "] is not a node library: libraries must be compute pipelines created with "
+                                   "VK_PIPELINE_CREATE_2_LIBRARY_BIT_KHR | VK_PIPELINE_CREATE_2_EXECUTION_GRAPH_BIT_AMDX, or execution "
+                                   "graph libraries (VUID-VkExecutionGraphPipelineCreateInfoAMDX-pLibraryInfo-10181)");
+            }
+            for (const NodeSource& source : (*library)->library_sources) sources.push_back(source);
+        }
+    }
+    const bool is_library = (create_info.flags & VK_PIPELINE_CREATE_LIBRARY_BIT_KHR) != 0;
+
+    // 2. Analyse and name every node.
+    auto graph = std::make_shared<GraphPipeline>();
+    std::vector<spirv::Module> modules;
+    modules.reserve(sources.size());
+    std::map<NodeKey, uint32_t> node_by_key;
+    for (NodeSource& source : sources) {
+        auto module = spirv::ReadModule(*source.words);
+        if (!module.ok()) return Failure(VK_ERROR_UNKNOWN, "node \"" + source.entry_point + "\": " + module.error().ToString());
+        spirv::SpecializationMap specialization = ReadSpecialization(source);
+        auto info = spirv::AnalyzeNode(*module, source.entry_point, &specialization);
+        if (!info.ok()) return Failure(VK_ERROR_UNKNOWN, "node \"" + source.entry_point + "\": " + info.error().ToString());
+        GraphNode node;
+        node.source = source;
+        node.info = std::move(*info);
+        NameNode(node);
+        const NodeKey key{node.name, node.shader_index};
+        if (node_by_key.count(key)) {
+            return Failure(VK_ERROR_UNKNOWN, "two nodes are named " + NodeLabel(node.name, node.shader_index) +
+                                                 " (VUID-VkExecutionGraphPipelineCreateInfoAMDX-None-09134)");
+        }
+        node_by_key[key] = static_cast<uint32_t>(graph->nodes.size());
+        graph->nodes.push_back(std::move(node));
+        modules.push_back(std::move(*module));
+    }
+    if (is_library) {
+        graph->is_library = true;
+        graph->library_sources = std::move(sources);
+        return GraphBuildResult{VK_SUCCESS, "", graph};
+    }
+    if (graph->nodes.empty()) return Failure(VK_ERROR_UNKNOWN, "the execution graph has no nodes");
+
+    // 3. Link: every output gets a table from array index to graph node (facts §9, §10, §14).
+    std::map<std::string, uint32_t> highest_index_by_name;
+    for (const GraphNode& node : graph->nodes) {
+        uint32_t& highest = highest_index_by_name[node.name];
+        highest = std::max(highest, node.shader_index);
+    }
+    for (uint32_t n = 0; n < graph->nodes.size(); ++n) {
+        GraphNode& node = graph->nodes[n];
+        for (const spirv::NodeOutputInfo& output : node.info.outputs) {
+            uint32_t length = 1;
+            if (output.array_size) {
+                length = *output.array_size;
+            } else if (output.unbounded()) {
+                auto highest = highest_index_by_name.find(output.name);
+                length = highest == highest_index_by_name.end() || highest->second < output.base_index
+                             ? 0
+                             : highest->second - output.base_index + 1;
+            }
+            node.output_table_index.push_back(static_cast<uint32_t>(graph->output_table.size()));
+            node.output_table_length.push_back(length);
+            for (uint32_t i = 0; i < length; ++i) {
+                const NodeKey key{output.name, output.base_index + i};
+                auto target = node_by_key.find(key);
+                if (target == node_by_key.end()) {
+                    if (!output.sparse) {
+                        return Failure(VK_ERROR_UNKNOWN, "node " + NodeLabel(node.name, node.shader_index) + " enqueues to " +
+                                                             NodeLabel(key.first, key.second) +
+                                                             ", which is not in the graph (VUID-VkExecutionGraphPipelineCreateInfoAMDX-flags-10184)");
+                    }
+                    graph->output_table.push_back(runtime::kInvalidNode);
+                    continue;
+                }
+                const GraphNode& receiver = graph->nodes[target->second];
+                if (receiver.info.input_record.size != output.record.size) {
+                    std::ostringstream message;
+                    message << "node " << NodeLabel(node.name, node.shader_index) << " writes " << output.record.size
+                            << "-byte records to " << NodeLabel(receiver.name, receiver.shader_index) << ", whose input record is "
+                            << receiver.info.input_record.size
+                            << " bytes (VUID-VkExecutionGraphPipelineCreateInfoAMDX-PayloadNodeNameAMDX-09139)";
+                    return Failure(VK_ERROR_UNKNOWN, message.str());
+                }
+                if (target->second == n && !node.info.max_recursion) {
+                    return Failure(VK_ERROR_UNKNOWN, "node " + NodeLabel(node.name, node.shader_index) +
+                                                         " enqueues to itself without MaxNodeRecursionAMDX (facts §14)");
+                }
+                if (target->second != n && receiver.name == node.name) {
+                    return Failure(VK_ERROR_UNKNOWN, "node " + NodeLabel(node.name, node.shader_index) + " enqueues to " +
+                                                         NodeLabel(receiver.name, receiver.shader_index) +
+                                                         ": recursion other than to the node itself is not allowed (facts §14)");
+                }
+                graph->output_table.push_back(target->second);
+            }
+        }
+    }
+
+    // 4. Static node table, including SharesInputWithAMDX (facts §12.5).
+    graph->static_infos.resize(graph->nodes.size());
+    for (uint32_t n = 0; n < graph->nodes.size(); ++n) {
+        const GraphNode& node = graph->nodes[n];
+        runtime::NodeStaticInfo& info = graph->static_infos[n];
+        info = {};
+        info.launch = static_cast<uint32_t>(node.info.launch);
+        info.record_stride = RecordStride(node.info.input_record);
+        const auto grid = node.info.static_grid ? *node.info.static_grid : node.info.max_grid.value_or(std::array<uint32_t, 3>{
+                                                                                                      65535, 65535, 65535});
+        std::copy(grid.begin(), grid.end(), info.static_grid);
+        if (node.info.dispatch_grid) {
+            info.grid_offset = node.info.dispatch_grid->byte_offset;
+            info.grid_components = node.info.dispatch_grid->component_count;
+            info.grid_component_bits = node.info.dispatch_grid->component_bits;
+        }
+        if (node.info.launch == spirv::LaunchKind::kCoalescing) info.records_per_workgroup = node.info.input_max_payloads;
+        info.max_recursion = node.info.max_recursion.value_or(0);
+        info.is_api_entry = node.info.is_api_entry ? 1 : 0;
+        info.shares_input_with = runtime::kInvalidNode;
+        if (node.info.shares_input_with_name) {
+            auto host = node_by_key.find({*node.info.shares_input_with_name, node.info.shares_input_with_index});
+            if (host == node_by_key.end()) {
+                return Failure(VK_ERROR_UNKNOWN, "node " + NodeLabel(node.name, node.shader_index) + " shares the input of " +
+                                                     NodeLabel(*node.info.shares_input_with_name, node.info.shares_input_with_index) +
+                                                     ", which is not in the graph");
+            }
+            if (graph->nodes[host->second].info.shares_input_with_name) {
+                return Failure(VK_ERROR_UNKNOWN, "node " + NodeLabel(node.name, node.shader_index) +
+                                                     " shares the input of a node that itself shares an input (facts §12.5)");
+            }
+            info.shares_input_with = host->second;
+        }
+    }
+
+    // 5. Levels: which nodes can have records at each depth. States are (node, recursion depth); a self-enqueue deepens
+    // the recursion up to MaxNodeRecursionAMDX, any other edge starts at 0. The graph is otherwise acyclic.
+    std::set<std::pair<uint32_t, uint32_t>> frontier;
+    for (uint32_t n = 0; n < graph->nodes.size(); ++n) {
+        if (graph->static_infos[n].is_api_entry && graph->static_infos[n].shares_input_with == runtime::kInvalidNode) frontier.insert({n, 0});
+    }
+    constexpr uint32_t kMaxLevels = 32;  // maxExecutionGraphDepth as advertised (emulation_support.h)
+    while (!frontier.empty()) {
+        if (graph->levels.size() == kMaxLevels) {
+            return Failure(VK_ERROR_UNKNOWN, "the execution graph is deeper than maxExecutionGraphDepth (32 levels), or has a cycle");
+        }
+        std::set<uint32_t> level_nodes;
+        std::set<std::pair<uint32_t, uint32_t>> next;
+        for (auto [n, depth] : frontier) {
+            level_nodes.insert(n);
+            const GraphNode& node = graph->nodes[n];
+            for (size_t o = 0; o < node.info.outputs.size(); ++o) {
+                for (uint32_t i = 0; i < node.output_table_length[o]; ++i) {
+                    const uint32_t target = graph->output_table[node.output_table_index[o] + i];
+                    if (target == runtime::kInvalidNode) continue;
+                    if (target == n) {
+                        if (depth < graph->static_infos[n].max_recursion) next.insert({n, depth + 1});
+                    } else {
+                        next.insert({target, 0});
+                    }
+                }
+            }
+        }
+        // Nodes that share an input run at the level of the node whose records they read.
+        for (uint32_t n = 0; n < graph->nodes.size(); ++n) {
+            if (level_nodes.count(graph->static_infos[n].shares_input_with)) level_nodes.insert(n);
+        }
+        graph->levels.emplace_back(level_nodes.begin(), level_nodes.end());
+        frontier = std::move(next);
+    }
+
+    // 6. The lowered layout: the application's set layouts, and its push constants followed by the node context.
+    auto app_layout = device.pipeline_layouts.Find(create_info.layout);
+    if (!app_layout) return Failure(VK_ERROR_UNKNOWN, "layout is not a pipeline layout of this device (VUID-VkExecutionGraphPipelineCreateInfoAMDX-None-11363)");
+    const PipelineLayoutInfo& layout_info = **app_layout;
+    graph->context_offset = AlignUp(layout_info.push_constant_end, 8);
+    graph->push_constant_size = graph->context_offset + sizeof(runtime::NodePushContext);
+    const uint32_t max_push = device.instance->SupportOf(device.physical_device).limits.maxPushConstantsSize;
+    if (graph->push_constant_size > max_push) {
+        return Failure(VK_ERROR_UNKNOWN, "the pipeline layout uses " + std::to_string(layout_info.push_constant_end) +
+                                             " bytes of push constants; the emulation needs 16 more and the device allows " +
+                                             std::to_string(max_push));
+    }
+    const VkPushConstantRange push_range{VK_SHADER_STAGE_COMPUTE_BIT, 0, graph->push_constant_size};
+    VkPipelineLayoutCreateInfo layout_create{VK_STRUCTURE_TYPE_PIPELINE_LAYOUT_CREATE_INFO};
+    layout_create.setLayoutCount = static_cast<uint32_t>(layout_info.set_layouts.size());
+    layout_create.pSetLayouts = layout_info.set_layouts.data();
+    layout_create.pushConstantRangeCount = 1;
+    layout_create.pPushConstantRanges = &push_range;
+    VkResult result = device.dispatch.CreatePipelineLayout(device.device, &layout_create, allocator, &graph->lowered_layout);
+    if (result != VK_SUCCESS) return Failure(result, "creating the lowered pipeline layout failed");
+
+    // 7. Lower every node and create its compute pipeline.
+    for (uint32_t n = 0; n < graph->nodes.size(); ++n) {
+        GraphNode& node = graph->nodes[n];
+        spirv::LoweringOptions options;
+        options.graph_node_index = n;
+        options.context_offset = graph->context_offset;
+        options.output_table_index = node.output_table_index;
+        options.output_table_length = node.output_table_length;
+        for (const spirv::NodeOutputInfo& output : node.info.outputs) options.output_record_stride.push_back(RecordStride(output.record));
+        options.input_record_stride = graph->static_infos[n].record_stride;
+        options.validate = device.instance->settings.validate_lowered_shaders;
+        options.optimize = device.instance->settings.optimize_lowered_shaders;
+        auto lowered = spirv::LowerNode(modules[n], node.info, options);
+        if (!lowered.ok()) {
+            graph->Destroy(device, allocator);
+            return Failure(VK_ERROR_UNKNOWN, "lowering node " + NodeLabel(node.name, node.shader_index) + " failed: " + lowered.error().ToString());
+        }
+        node.lowered_local_size = lowered->local_size;
+        if (node.info.launch == spirv::LaunchKind::kThread) graph->static_infos[n].records_per_workgroup = lowered->local_size[0];
+        for (const spirv::NodeOutputInfo& output : node.info.outputs) {
+            // A workgroup allocates at most maxExecutionGraphShaderPayloadCount records (facts §12.1); size the trash for it.
+            const uint32_t stride = RecordStride(output.record);
+            graph->trash_size = std::max(graph->trash_size, std::min<uint32_t>(output.max_payloads, 256) * std::max<uint32_t>(stride, 4) *
+                                                                 (output.allocated_at_invocation_scope ? lowered->local_size[0] * lowered->local_size[1] * lowered->local_size[2] : 1));
+        }
+
+        VkShaderModuleCreateInfo module_create{VK_STRUCTURE_TYPE_SHADER_MODULE_CREATE_INFO};
+        module_create.codeSize = lowered->words.size() * sizeof(uint32_t);
+        module_create.pCode = lowered->words.data();
+        VkShaderModule module = VK_NULL_HANDLE;
+        result = device.dispatch.CreateShaderModule(device.device, &module_create, allocator, &module);
+        if (result != VK_SUCCESS) {
+            graph->Destroy(device, allocator);
+            return Failure(result, "creating the lowered shader module of node " + NodeLabel(node.name, node.shader_index) + " failed");
+        }
+        VkSpecializationInfo specialization{static_cast<uint32_t>(node.source.specialization_entries.size()),
+                                            node.source.specialization_entries.data(), node.source.specialization_data.size(),
+                                            node.source.specialization_data.data()};
+        VkComputePipelineCreateInfo pipeline_create{VK_STRUCTURE_TYPE_COMPUTE_PIPELINE_CREATE_INFO};
+        pipeline_create.stage = {VK_STRUCTURE_TYPE_PIPELINE_SHADER_STAGE_CREATE_INFO};
+        pipeline_create.stage.stage = VK_SHADER_STAGE_COMPUTE_BIT;
+        pipeline_create.stage.module = module;
+        pipeline_create.stage.pName = node.source.entry_point.c_str();
+        pipeline_create.stage.pSpecializationInfo = node.source.specialization_entries.empty() ? nullptr : &specialization;
+        pipeline_create.layout = graph->lowered_layout;
+        result = device.dispatch.CreateComputePipelines(device.device, cache, 1, &pipeline_create, allocator, &node.pipeline);
+        device.dispatch.DestroyShaderModule(device.device, module, allocator);
+        if (result != VK_SUCCESS) {
+            graph->Destroy(device, allocator);
+            return Failure(result, "creating the compute pipeline of node " + NodeLabel(node.name, node.shader_index) + " failed");
+        }
+    }
+
+    // 8. Scratch sizes (scratch_plan.h documents what each guarantees).
+    graph->scratch_plan = ScratchPlan(static_cast<uint32_t>(graph->nodes.size()), static_cast<uint32_t>(graph->output_table.size()),
+                                      graph->trash_size);
+    graph->scratch_size.minSize = graph->scratch_plan.MinSize();
+    graph->scratch_size.maxSize = graph->scratch_plan.MaxSize();
+    graph->scratch_size.sizeGranularity = graph->scratch_plan.SizeGranularity();
+    static std::atomic<uint32_t> next_graph_tag{1};
+    graph->graph_tag = next_graph_tag.fetch_add(1);
+    return GraphBuildResult{VK_SUCCESS, "", graph};
+}
+
+}  // namespace execgraph

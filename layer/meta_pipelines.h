@@ -1,0 +1,46 @@
+// The scheduler's meta-shader compute pipelines for one device (docs/design.md, "One graph dispatch"). Created on first
+// use, cached for the device's lifetime, and destroyed with it (Destroy() from the layer's vkDestroyDevice, or the
+// destructor). Safe to use from several threads recording command buffers at once.
+#pragma once
+
+#include <vulkan/vulkan.h>
+
+#include <array>
+#include <cstdint>
+#include <mutex>
+
+#include "dispatch_table.h"
+
+namespace execgraph {
+
+enum class MetaShader : uint32_t { kEnqueueEntries, kPrepare, kScatter, kWriteArgs, kCount };
+
+// Bytes of the one push-constant range every meta pipeline layout has (the largest meta shader block, 8-byte aligned;
+// within the 128 bytes every device supports).
+inline constexpr uint32_t kMetaPushConstantSize = 32;
+
+class MetaPipelines {
+  public:
+    // `dispatch` must outlive this object (it is the device's own table).
+    MetaPipelines(VkDevice device, const DeviceDispatchTable* dispatch);
+    ~MetaPipelines();
+    MetaPipelines(const MetaPipelines&) = delete;
+    MetaPipelines& operator=(const MetaPipelines&) = delete;
+
+    // The pipeline for `shader`, creating the shared layout and the pipeline on first use. On failure returns the
+    // VkResult of the failed creation and leaves *pipeline VK_NULL_HANDLE; a later call tries again.
+    VkResult Get(MetaShader shader, VkPipeline* pipeline);
+    // The push-constant-only layout shared by all meta pipelines (VK_NULL_HANDLE until the first successful Get).
+    VkPipelineLayout layout() const;
+    // Destroys everything created so far; Get() after Destroy() creates again.
+    void Destroy();
+
+  private:
+    VkDevice device_;
+    const DeviceDispatchTable* dispatch_;
+    mutable std::mutex mutex_;
+    VkPipelineLayout layout_ = VK_NULL_HANDLE;
+    std::array<VkPipeline, static_cast<size_t>(MetaShader::kCount)> pipelines_{};
+};
+
+}  // namespace execgraph

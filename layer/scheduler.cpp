@@ -1,0 +1,360 @@
+#include "scheduler.h"
+
+#include <algorithm>
+#include <cstddef>
+#include <cstring>
+
+namespace execgraph {
+namespace {
+
+using runtime::GraphHeader;
+using runtime::HalfHeader;
+using runtime::kInvalidNode;
+using runtime::NodePushContext;
+using runtime::NodeState;
+
+// Push-constant blocks of the meta shaders (meta_shaders/*.comp), std430.
+struct EnqueueParams {
+    uint64_t scratch;
+    uint64_t count_info;
+    uint32_t graph_tag;
+    uint32_t pad;
+};
+struct PrepareParams {
+    uint64_t scratch;
+    uint32_t written_half;
+    uint32_t level;
+    uint32_t final_pass;
+    uint32_t pad;
+};
+struct ScatterParams {
+    uint64_t scratch;
+    uint32_t source_node;
+    uint32_t consumer_node;
+};
+struct WriteArgsParams {
+    uint64_t scratch;
+};
+static_assert(sizeof(EnqueueParams) <= kMetaPushConstantSize && sizeof(PrepareParams) <= kMetaPushConstantSize &&
+              sizeof(ScatterParams) <= kMetaPushConstantSize && sizeof(WriteArgsParams) <= kMetaPushConstantSize);
+
+// Workgroups of the grid-stride passes. The entry pass with a host-known count uses one workgroup per info up to
+// kMaxEntryWorkgroups; the others loop, so these only trade parallelism against empty workgroups.
+constexpr uint32_t kDeviceCountEntryWorkgroups = 256;
+constexpr uint32_t kMaxEntryWorkgroups = 1024;
+constexpr uint32_t kScatterWorkgroups = 128;
+constexpr uint32_t kScatterWorkgroupSize = 64;
+
+constexpr VkDeviceSize kUpdateBufferMax = 65536;  // vkCmdUpdateBuffer dataSize limit
+
+constexpr uint32_t AlignUp4(uint32_t value) { return (value + 3u) & ~3u; }
+
+// The device-side form of a dispatch's entries: a VkDispatchGraphCountInfoAMDX (24 bytes) and, for kHostInfos, the
+// infos and payloads it points to, laid out to be copied to `base` (half 1's heap, unused until level 0 writes it).
+struct StagedEntries {
+    std::vector<uint8_t> bytes;
+    uint32_t dropped = 0;
+    uint32_t count = 0;  // infos the entry pass reads
+};
+
+void Append(std::vector<uint8_t>* bytes, const void* data, size_t size) {
+    const auto* begin = static_cast<const uint8_t*>(data);
+    bytes->insert(bytes->end(), begin, begin + size);
+}
+
+StagedEntries StageEntries(const EntrySource& source, const GraphPlan& plan, VkDeviceAddress base, uint32_t capacity) {
+    StagedEntries staged;
+    const VkDispatchGraphCountInfoAMDX& count_info = source.count_info;
+    if (source.kind == EntrySource::Kind::kHostCountInfo) {
+        Append(&staged.bytes, &count_info, sizeof(count_info));
+        staged.count = count_info.count;
+        return staged;
+    }
+    // kHostInfos. The spec lets the implementation keep none of the host pointers (facts §12.2), so payloads are copied
+    // now. Infos first (24-byte stride), then each valid info's payloads packed at its node's record stride.
+    const auto* infos = static_cast<const uint8_t*>(count_info.infos.hostAddress);
+    const uint32_t max_infos = capacity < sizeof(VkDispatchGraphCountInfoAMDX)
+                                   ? 0
+                                   : (capacity - sizeof(VkDispatchGraphCountInfoAMDX)) / sizeof(VkDispatchGraphInfoAMDX);
+    const uint32_t count = std::min(count_info.count, max_infos);
+    for (uint32_t i = count; i < count_info.count; ++i) {
+        const auto* info = reinterpret_cast<const VkDispatchGraphInfoAMDX*>(infos + i * count_info.stride);
+        staged.dropped += info->payloadCount;
+    }
+    staged.count = count;
+    VkDispatchGraphCountInfoAMDX device_count_info{};
+    device_count_info.count = count;
+    device_count_info.infos.deviceAddress = base + sizeof(VkDispatchGraphCountInfoAMDX);
+    device_count_info.stride = sizeof(VkDispatchGraphInfoAMDX);
+    Append(&staged.bytes, &device_count_info, sizeof(device_count_info));
+
+    const size_t infos_start = staged.bytes.size();
+    staged.bytes.resize(infos_start + size_t(count) * sizeof(VkDispatchGraphInfoAMDX));
+    for (uint32_t i = 0; i < count; ++i) {
+        VkDispatchGraphInfoAMDX info;
+        std::memcpy(&info, infos + i * count_info.stride, sizeof(info));
+        VkDispatchGraphInfoAMDX device_info{};
+        device_info.nodeIndex = info.nodeIndex;
+        device_info.payloadCount = info.payloadCount;
+        // Unknown nodes keep their count so that the entry pass flags and counts them like device-side infos.
+        if (info.nodeIndex < plan.node_count() && info.payloadCount != 0) {
+            const uint32_t payload_size = plan.nodes[info.nodeIndex].payload_size;
+            const uint32_t record_stride = AlignUp4(payload_size);
+            const size_t room = capacity - std::min<size_t>(capacity, staged.bytes.size());
+            const uint32_t fits =
+                record_stride == 0 ? info.payloadCount : static_cast<uint32_t>(std::min<size_t>(info.payloadCount, room / record_stride));
+            staged.dropped += info.payloadCount - fits;
+            device_info.payloadCount = fits;
+            device_info.payloads.deviceAddress = base + staged.bytes.size();
+            device_info.payloadStride = record_stride;
+            const auto* payloads = static_cast<const uint8_t*>(info.payloads.hostAddress);
+            for (uint32_t p = 0; p < fits; ++p) {
+                const size_t at = staged.bytes.size();
+                staged.bytes.resize(at + record_stride, 0);
+                if (payload_size != 0) std::memcpy(staged.bytes.data() + at, payloads + p * info.payloadStride, payload_size);
+            }
+        }
+        std::memcpy(staged.bytes.data() + infos_start + i * sizeof(VkDispatchGraphInfoAMDX), &device_info, sizeof(device_info));
+    }
+    return staged;
+}
+
+// The GraphHeader fields that depend on the scratch size (everything but magic, graph_tag and the counters the meta
+// shaders maintain).
+GraphHeader HeaderFor(const ScratchLayout& layout) {
+    GraphHeader header{};
+    header.node_count = layout.node_count;
+    header.record_capacity = layout.record_capacity;
+    header.heap_capacity = layout.heap_capacity;
+    header.node_table_offset = layout.node_table_offset;
+    header.output_table_offset = layout.output_table_offset;
+    header.trash_offset = layout.trash_offset;
+    header.trash_size = layout.trash_size;
+    header.half_offset[0] = layout.half_offset[0];
+    header.half_offset[1] = layout.half_offset[1];
+    return header;
+}
+
+// Accesses of whatever used this scratch before: the spec's graph commands access it in the compute stage
+// (facts §11), and the node dispatches of a previous graph dispatch also read their arguments in DRAW_INDIRECT.
+constexpr VkPipelineStageFlags2 kPriorStages = VK_PIPELINE_STAGE_2_COMPUTE_SHADER_BIT | VK_PIPELINE_STAGE_2_DRAW_INDIRECT_BIT;
+constexpr VkAccessFlags2 kShaderReadWrite = VK_ACCESS_2_SHADER_STORAGE_READ_BIT | VK_ACCESS_2_SHADER_STORAGE_WRITE_BIT;
+
+}  // namespace
+
+SchedulerRecorder::SchedulerRecorder(const DeviceDispatchTable* dispatch, MetaPipelines* pipelines, bool use_synchronization2)
+    : dispatch_(dispatch), pipelines_(pipelines), use_synchronization2_(use_synchronization2) {}
+
+void SchedulerRecorder::UpdateBuffer(VkCommandBuffer cmd, VkBuffer buffer, VkDeviceSize offset, const void* data, size_t size) const {
+    // Callers pass 4-byte multiples at 4-byte aligned offsets (VUID-vkCmdUpdateBuffer-dstOffset-00036, -dataSize-00038).
+    const auto* bytes = static_cast<const uint8_t*>(data);
+    for (size_t done = 0; done < size;) {
+        const VkDeviceSize chunk = std::min<VkDeviceSize>(kUpdateBufferMax, size - done);
+        dispatch_->CmdUpdateBuffer(cmd, buffer, offset + done, chunk, bytes + done);
+        done += chunk;
+    }
+}
+
+void SchedulerRecorder::Barrier(VkCommandBuffer cmd, VkPipelineStageFlags2 src_stages, VkAccessFlags2 src_access,
+                                VkPipelineStageFlags2 dst_stages, VkAccessFlags2 dst_access) const {
+    // Global memory barriers: every pass touches scratch by device address, and the application's dispatch data too.
+    if (!use_synchronization2_) {
+        // The stages used here have the same bits in both APIs; the storage accesses map to SHADER_READ/WRITE.
+        auto to_v1 = [](VkAccessFlags2 access) {
+            VkAccessFlags v1 = static_cast<VkAccessFlags>(access & (VK_ACCESS_2_INDIRECT_COMMAND_READ_BIT | VK_ACCESS_2_TRANSFER_READ_BIT |
+                                                                    VK_ACCESS_2_TRANSFER_WRITE_BIT));
+            if (access & VK_ACCESS_2_SHADER_STORAGE_READ_BIT) v1 |= VK_ACCESS_SHADER_READ_BIT;
+            if (access & VK_ACCESS_2_SHADER_STORAGE_WRITE_BIT) v1 |= VK_ACCESS_SHADER_WRITE_BIT;
+            return v1;
+        };
+        VkMemoryBarrier barrier{VK_STRUCTURE_TYPE_MEMORY_BARRIER};
+        barrier.srcAccessMask = to_v1(src_access);
+        barrier.dstAccessMask = to_v1(dst_access);
+        dispatch_->CmdPipelineBarrier(cmd, static_cast<VkPipelineStageFlags>(src_stages), static_cast<VkPipelineStageFlags>(dst_stages), 0,
+                                      1, &barrier, 0, nullptr, 0, nullptr);
+        return;
+    }
+    VkMemoryBarrier2 barrier{VK_STRUCTURE_TYPE_MEMORY_BARRIER_2};
+    barrier.srcStageMask = src_stages;
+    barrier.srcAccessMask = src_access;
+    barrier.dstStageMask = dst_stages;
+    barrier.dstAccessMask = dst_access;
+    VkDependencyInfo dependency{VK_STRUCTURE_TYPE_DEPENDENCY_INFO};
+    dependency.memoryBarrierCount = 1;
+    dependency.pMemoryBarriers = &barrier;
+    dispatch_->CmdPipelineBarrier2(cmd, &dependency);
+}
+
+void SchedulerRecorder::RunMeta(VkCommandBuffer cmd, VkPipeline pipeline, const void* params, uint32_t params_size,
+                                uint32_t workgroups) const {
+    dispatch_->CmdBindPipeline(cmd, VK_PIPELINE_BIND_POINT_COMPUTE, pipeline);
+    dispatch_->CmdPushConstants(cmd, pipelines_->layout(), VK_SHADER_STAGE_COMPUTE_BIT, 0, params_size, params);
+    dispatch_->CmdDispatch(cmd, workgroups, 1, 1);
+}
+
+RecordResult SchedulerRecorder::RecordInitialize(VkCommandBuffer cmd, const ScratchBinding& scratch, const ScratchPlan& plan,
+                                                 uint32_t graph_tag, std::span<const runtime::NodeStaticInfo> nodes,
+                                                 std::span<const uint32_t> output_table) {
+    RecordResult result;
+    const std::optional<ScratchLayout> layout = plan.LayoutFor(scratch.size);
+    if (!layout) {
+        result.result = VK_ERROR_INITIALIZATION_FAILED;
+        result.error = "scratchSize " + std::to_string(scratch.size) + " is below the graph's minSize " + std::to_string(plan.MinSize());
+        return result;
+    }
+    if (nodes.size() != plan.node_count() || output_table.size() != plan.output_table_entries()) {
+        result.result = VK_ERROR_INITIALIZATION_FAILED;
+        result.error = "node table or output table size does not match the scratch plan";
+        return result;
+    }
+    Barrier(cmd, kPriorStages, VK_ACCESS_2_SHADER_STORAGE_WRITE_BIT, VK_PIPELINE_STAGE_2_TRANSFER_BIT, VK_ACCESS_2_TRANSFER_WRITE_BIT);
+    GraphHeader header = HeaderFor(*layout);
+    header.magic = runtime::kScratchMagic;
+    header.graph_tag = graph_tag;
+    UpdateBuffer(cmd, scratch.buffer, scratch.offset, &header, sizeof(header));
+    if (!nodes.empty()) {
+        UpdateBuffer(cmd, scratch.buffer, scratch.offset + layout->node_table_offset, nodes.data(), nodes.size_bytes());
+    }
+    if (!output_table.empty()) {
+        UpdateBuffer(cmd, scratch.buffer, scratch.offset + layout->output_table_offset, output_table.data(), output_table.size_bytes());
+    }
+    for (uint32_t half = 0; half < 2; ++half) {
+        dispatch_->CmdFillBuffer(cmd, scratch.buffer, scratch.offset + layout->half_offset[half],
+                                 sizeof(HalfHeader) + VkDeviceSize(layout->node_count) * sizeof(NodeState), 0);
+    }
+    // Later graph commands (ours start with transfers too) and the application's compute-stage accesses.
+    Barrier(cmd, VK_PIPELINE_STAGE_2_TRANSFER_BIT, VK_ACCESS_2_TRANSFER_WRITE_BIT,
+            VK_PIPELINE_STAGE_2_COMPUTE_SHADER_BIT | VK_PIPELINE_STAGE_2_TRANSFER_BIT,
+            kShaderReadWrite | VK_ACCESS_2_TRANSFER_WRITE_BIT);
+    return result;
+}
+
+RecordResult SchedulerRecorder::RecordDispatch(VkCommandBuffer cmd, const ScratchBinding& scratch, const GraphPlan& plan,
+                                               const EntrySource& entries) {
+    RecordResult result;
+    auto fail = [&result](std::string error) {
+        result.result = VK_ERROR_INITIALIZATION_FAILED;
+        result.error = std::move(error);
+        return result;
+    };
+    // Everything is checked before anything is recorded, so a failed call leaves the command buffer untouched.
+    const std::optional<ScratchLayout> layout = plan.scratch_plan.LayoutFor(scratch.size);
+    if (!layout) {
+        return fail("scratchSize " + std::to_string(scratch.size) + " is below the graph's minSize " +
+                    std::to_string(plan.scratch_plan.MinSize()));
+    }
+    const uint32_t node_count = plan.node_count();
+    if (node_count != plan.scratch_plan.node_count()) return fail("GraphPlan::nodes does not match the scratch plan's node count");
+    for (size_t level = 0; level < plan.levels.size(); ++level) {
+        for (uint32_t node : plan.levels[level]) {
+            if (node >= node_count) return fail("level " + std::to_string(level) + " names node " + std::to_string(node));
+            if (plan.nodes[node].pipeline == VK_NULL_HANDLE || plan.nodes[node].layout == VK_NULL_HANDLE) {
+                return fail("node " + std::to_string(node) + " has no pipeline");
+            }
+        }
+    }
+    for (uint32_t node = 0; node < node_count; ++node) {
+        const uint32_t source = plan.nodes[node].shares_input_with;
+        if (source != kInvalidNode && (source >= node_count || source == node)) {
+            return fail("node " + std::to_string(node) + " shares input with invalid node " + std::to_string(source));
+        }
+    }
+    VkPipeline enqueue = VK_NULL_HANDLE, prepare = VK_NULL_HANDLE, scatter = VK_NULL_HANDLE, write_args = VK_NULL_HANDLE;
+    for (auto [shader, pipeline] : {std::pair{MetaShader::kEnqueueEntries, &enqueue}, std::pair{MetaShader::kPrepare, &prepare},
+                                    std::pair{MetaShader::kScatter, &scatter}, std::pair{MetaShader::kWriteArgs, &write_args}}) {
+        const VkResult created = pipelines_->Get(shader, pipeline);
+        if (created != VK_SUCCESS) {
+            result.result = created;
+            result.error = "creating a scheduler meta pipeline failed";
+            return result;
+        }
+    }
+
+    // 1. Begin (transfers). Half 1's heap is free until level 0's nodes write it, so host entries are staged there.
+    const VkDeviceAddress staging = scratch.address + layout->HeapOffset(1);
+    StagedEntries staged;
+    VkDeviceAddress count_info_address = entries.count_info_address;
+    uint32_t entry_workgroups = kDeviceCountEntryWorkgroups;
+    if (entries.kind != EntrySource::Kind::kDeviceCountInfo) {
+        staged = StageEntries(entries, plan, staging, layout->heap_capacity);
+        count_info_address = staging;
+        entry_workgroups = std::clamp(staged.count, 1u, kMaxEntryWorkgroups);
+    }
+    result.host_dropped_records = staged.dropped;
+
+    Barrier(cmd, kPriorStages, VK_ACCESS_2_SHADER_STORAGE_WRITE_BIT, VK_PIPELINE_STAGE_2_TRANSFER_BIT, VK_ACCESS_2_TRANSFER_WRITE_BIT);
+    GraphHeader header = HeaderFor(*layout);
+    header.status_flags = staged.dropped != 0 ? uint32_t{runtime::kStatusHeapOverflow} : 0u;
+    header.dropped_records = staged.dropped;
+    // Two ranges: magic and graph_tag belong to initialization, heap_high_water accumulates across dispatches.
+    constexpr size_t kFirstBegin = offsetof(GraphHeader, node_count), kFirstEnd = offsetof(GraphHeader, heap_high_water);
+    constexpr size_t kSecondBegin = offsetof(GraphHeader, record_capacity), kSecondEnd = offsetof(GraphHeader, reserved);
+    const auto* header_bytes = reinterpret_cast<const uint8_t*>(&header);
+    UpdateBuffer(cmd, scratch.buffer, scratch.offset + kFirstBegin, header_bytes + kFirstBegin, kFirstEnd - kFirstBegin);
+    UpdateBuffer(cmd, scratch.buffer, scratch.offset + kSecondBegin, header_bytes + kSecondBegin, kSecondEnd - kSecondBegin);
+    for (uint32_t half = 0; half < 2; ++half) {
+        dispatch_->CmdFillBuffer(cmd, scratch.buffer, scratch.offset + layout->half_offset[half],
+                                 sizeof(HalfHeader) + VkDeviceSize(node_count) * sizeof(NodeState), 0);
+    }
+    if (!staged.bytes.empty()) UpdateBuffer(cmd, scratch.buffer, scratch.offset + layout->HeapOffset(1), staged.bytes.data(), staged.bytes.size());
+    Barrier(cmd, VK_PIPELINE_STAGE_2_TRANSFER_BIT, VK_ACCESS_2_TRANSFER_WRITE_BIT, VK_PIPELINE_STAGE_2_COMPUTE_SHADER_BIT, kShaderReadWrite);
+
+    // 2. Entries into half 0.
+    const EnqueueParams enqueue_params{scratch.address, count_info_address, plan.graph_tag, 0};
+    RunMeta(cmd, enqueue, &enqueue_params, sizeof(enqueue_params), entry_workgroups);
+
+    // 3. Levels. Level L reads half L % 2 (the entry pass wrote half 0) and writes the other.
+    const WriteArgsParams args_params{scratch.address};
+    for (uint32_t level = 0; level < plan.levels.size(); ++level) {
+        const uint32_t input_half = level % 2;
+        // The previous step's writes (entry pass or nodes), and its indirect reads of the args prepare now clears.
+        Barrier(cmd, kPriorStages, VK_ACCESS_2_SHADER_STORAGE_WRITE_BIT, VK_PIPELINE_STAGE_2_COMPUTE_SHADER_BIT, kShaderReadWrite);
+        const PrepareParams prepare_params{scratch.address, input_half, level, 0, 0};
+        RunMeta(cmd, prepare, &prepare_params, sizeof(prepare_params), 1);
+
+        Barrier(cmd, VK_PIPELINE_STAGE_2_COMPUTE_SHADER_BIT, VK_ACCESS_2_SHADER_STORAGE_WRITE_BIT, VK_PIPELINE_STAGE_2_COMPUTE_SHADER_BIT,
+                kShaderReadWrite);
+        const uint32_t scatter_workgroups =
+            std::clamp((layout->record_capacity + kScatterWorkgroupSize - 1) / kScatterWorkgroupSize, 1u, kScatterWorkgroups);
+        const ScatterParams scatter_params{scratch.address, kInvalidNode, kInvalidNode};
+        RunMeta(cmd, scatter, &scatter_params, sizeof(scatter_params), scatter_workgroups);
+        // Sharing nodes fill their own directory ranges from their source's records (prepare gave every sharing node
+        // its range, so every one is filled, dispatched at this level or not). These passes touch other nodes'
+        // cursors and ranges than the main pass, so they need no barrier between them.
+        for (uint32_t node = 0; node < node_count; ++node) {
+            if (plan.nodes[node].shares_input_with == kInvalidNode) continue;
+            const ScatterParams shared_params{scratch.address, plan.nodes[node].shares_input_with, node};
+            RunMeta(cmd, scatter, &shared_params, sizeof(shared_params), scatter_workgroups);
+        }
+
+        Barrier(cmd, VK_PIPELINE_STAGE_2_COMPUTE_SHADER_BIT, VK_ACCESS_2_SHADER_STORAGE_WRITE_BIT, VK_PIPELINE_STAGE_2_COMPUTE_SHADER_BIT,
+                kShaderReadWrite);
+        RunMeta(cmd, write_args, &args_params, sizeof(args_params), 1);
+
+        Barrier(cmd, VK_PIPELINE_STAGE_2_COMPUTE_SHADER_BIT, VK_ACCESS_2_SHADER_STORAGE_WRITE_BIT,
+                VK_PIPELINE_STAGE_2_COMPUTE_SHADER_BIT | VK_PIPELINE_STAGE_2_DRAW_INDIRECT_BIT,
+                kShaderReadWrite | VK_ACCESS_2_INDIRECT_COMMAND_READ_BIT);
+        // Nodes of one level are not ordered with each other (facts §12.3), so no barriers between them.
+        const NodePushContext context{scratch.address, 0, 0};
+        for (uint32_t node : plan.levels[level]) {
+            const NodeDispatchPlan& node_plan = plan.nodes[node];
+            dispatch_->CmdBindPipeline(cmd, VK_PIPELINE_BIND_POINT_COMPUTE, node_plan.pipeline);
+            if (plan.bind_node_state) plan.bind_node_state(cmd, node);
+            dispatch_->CmdPushConstants(cmd, node_plan.layout, VK_SHADER_STAGE_COMPUTE_BIT, node_plan.context_offset, sizeof(context),
+                                        &context);
+            dispatch_->CmdDispatchIndirect(cmd, scratch.buffer, scratch.offset + layout->DispatchArgsOffset(input_half, node));
+        }
+    }
+
+    // 4. Records the last level wrote have no level to run them: count and flag them.
+    Barrier(cmd, kPriorStages, VK_ACCESS_2_SHADER_STORAGE_WRITE_BIT, VK_PIPELINE_STAGE_2_COMPUTE_SHADER_BIT, kShaderReadWrite);
+    const PrepareParams final_params{scratch.address, static_cast<uint32_t>(plan.levels.size() % 2), 0, 1, 0};
+    RunMeta(cmd, prepare, &final_params, sizeof(final_params), 1);
+    // The spec's graph dispatch accesses scratch in the compute stage (facts §11); this makes our accesses, which
+    // include indirect reads and transfers, complete before later compute-stage work.
+    Barrier(cmd, kPriorStages | VK_PIPELINE_STAGE_2_TRANSFER_BIT, VK_ACCESS_2_SHADER_STORAGE_WRITE_BIT | VK_ACCESS_2_TRANSFER_WRITE_BIT,
+            VK_PIPELINE_STAGE_2_COMPUTE_SHADER_BIT, kShaderReadWrite);
+    return result;
+}
+
+}  // namespace execgraph

@@ -1,0 +1,139 @@
+// Records graph-scratch initialization and graph dispatches into a command buffer as plain Vulkan 1.3 compute work
+// (docs/design.md, "One graph dispatch"): meta-shader passes, per-level indirect node dispatches, and the barriers
+// between them. Everything goes through the next layer's DeviceDispatchTable, so it works inside the layer.
+//
+// Requirements on the device: Vulkan 1.3 with bufferDeviceAddress, shaderInt64 and shaderBufferInt64Atomics enabled, and
+// synchronization2 enabled unless the recorder is told to use vkCmdPipelineBarrier instead (same dependencies). The scratch buffer needs STORAGE_BUFFER, INDIRECT_BUFFER,
+// TRANSFER_DST and SHADER_DEVICE_ADDRESS usage.
+//
+// Barriers of one dispatch (global memory barriers; "C" = COMPUTE_SHADER, "I" = DRAW_INDIRECT, "T" = TRANSFER):
+//   C|I writes          -> T write             before the begin transfers (the previous use of this scratch)
+//   T write             -> C read/write        before the entry pass
+//   per level L:  C|I   -> C read/write        before prepare (nodes' outputs; WAR on the args prepare clears)
+//                 C     -> C read/write        before scatter
+//                 C     -> C read/write        before write_args
+//                 C     -> C read/write | I    before the node dispatches (INDIRECT_COMMAND_READ of NodeState.dispatch)
+//   C|I                 -> C read/write        before the leftover check
+//   C|I|T writes        -> C read/write        at the end: the spec's graph dispatch accesses scratch in the compute stage
+//
+// Bind state: a dispatch leaves the compute pipeline and push constants of the meta and node pipelines bound; the
+// caller restores the application's compute state afterwards (design.md, "How a node receives its scheduler context").
+#pragma once
+
+#include <vulkan/vulkan.h>
+
+#include <cstdint>
+#include <functional>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "dispatch_table.h"
+#include "execgraph/runtime/scratch_layout.h"
+#include "execgraph/vk_amdx_compat.h"
+#include "meta_pipelines.h"
+#include "scratch_plan.h"
+
+namespace execgraph {
+
+// The application's scratch range: the buffer that holds `address` (found by the layer) and the offset of `address`
+// in it. `size` is the scratchSize the application passed.
+struct ScratchBinding {
+    VkBuffer buffer = VK_NULL_HANDLE;
+    VkDeviceSize offset = 0;
+    VkDeviceAddress address = 0;
+    VkDeviceSize size = 0;
+};
+
+struct NodeDispatchPlan {
+    VkPipeline pipeline = VK_NULL_HANDLE;     // the lowered node's compute pipeline
+    VkPipelineLayout layout = VK_NULL_HANDLE;  // its layout (the application's ranges plus NodePushContext)
+    uint32_t context_offset = 0;              // where NodePushContext is pushed (LoweringOptions::context_offset)
+    uint32_t payload_size = 0;                // exact input record bytes; host-staged entries copy this many per payload
+    uint32_t shares_input_with = runtime::kInvalidNode;  // as NodeStaticInfo::shares_input_with
+};
+
+struct GraphPlan {
+    uint32_t graph_tag = 0;  // as written by RecordInitialize; a mismatch drops all entries with kStatusUninitialized
+    ScratchPlan scratch_plan{0, 0, 0};
+    std::vector<NodeDispatchPlan> nodes;  // indexed by graph node index; size() is the node count
+    // levels[L]: the graph nodes that can have records at level L (static reachability, recursion unrolled), at most
+    // maxExecutionGraphDepth levels. Every level runs prepare/scatter/args; only these nodes are dispatched.
+    std::vector<std::vector<uint32_t>> levels;
+    // Called after a node's pipeline is bound and before its NodePushContext is pushed and it is dispatched: binds the
+    // application's descriptor sets and pushes its constants with the node's layout. May be empty.
+    std::function<void(VkCommandBuffer, uint32_t node)> bind_node_state;
+
+    uint32_t node_count() const { return static_cast<uint32_t>(nodes.size()); }
+};
+
+// Where the entry records of a dispatch come from (facts §12.2).
+struct EntrySource {
+    enum class Kind {
+        kDeviceCountInfo,  // vkCmdDispatchGraphIndirectCountAMDX: count info, infos and payloads in device memory
+        kHostCountInfo,    // vkCmdDispatchGraphIndirectAMDX: count info on the host, infos and payloads on the device
+        kHostInfos,        // vkCmdDispatchGraphAMDX: everything on the host, copied into scratch at record time
+    };
+    Kind kind = Kind::kDeviceCountInfo;
+    VkDeviceAddress count_info_address = 0;     // kDeviceCountInfo
+    VkDispatchGraphCountInfoAMDX count_info{};  // kHostCountInfo, kHostInfos (only read during the Record call)
+
+    static EntrySource DeviceCountInfo(VkDeviceAddress address) {
+        EntrySource source;
+        source.kind = Kind::kDeviceCountInfo;
+        source.count_info_address = address;
+        return source;
+    }
+    static EntrySource HostCountInfo(const VkDispatchGraphCountInfoAMDX& count_info) {
+        EntrySource source;
+        source.kind = Kind::kHostCountInfo;
+        source.count_info = count_info;
+        return source;
+    }
+    static EntrySource HostInfos(const VkDispatchGraphCountInfoAMDX& count_info) {
+        EntrySource source;
+        source.kind = Kind::kHostInfos;
+        source.count_info = count_info;
+        return source;
+    }
+};
+
+struct RecordResult {
+    VkResult result = VK_SUCCESS;  // not VK_SUCCESS: nothing was recorded, `error` says why
+    std::string error;
+    // kHostInfos only: payloads that did not fit the staging area (half 1's heap). They are also in the dispatch's
+    // GraphHeader (dropped_records, kStatusHeapOverflow), like every other drop.
+    uint32_t host_dropped_records = 0;
+};
+
+// Stateless apart from the references it holds; one per device, usable from any thread (each call records into the
+// command buffer it is given, which the application externally synchronizes).
+class SchedulerRecorder {
+  public:
+    // `use_synchronization2`: record barriers with vkCmdPipelineBarrier2 (needs the synchronization2 feature enabled on
+    // the device) or, when false, the equivalent vkCmdPipelineBarrier.
+    SchedulerRecorder(const DeviceDispatchTable* dispatch, MetaPipelines* pipelines, bool use_synchronization2 = true);
+
+    // vkCmdInitializeGraphScratchMemoryAMDX: writes the GraphHeader (magic, graph_tag, capacities for scratch.size,
+    // cleared counters and status), NodeStaticInfo[] and the output tables, and clears both halves' counters. Uses
+    // vkCmdUpdateBuffer, bracketed by barriers so that it orders like the spec's compute-stage accesses.
+    RecordResult RecordInitialize(VkCommandBuffer cmd, const ScratchBinding& scratch, const ScratchPlan& plan, uint32_t graph_tag,
+                                  std::span<const runtime::NodeStaticInfo> nodes, std::span<const uint32_t> output_table);
+
+    // vkCmdDispatchGraph*AMDX: begin (header, counters, staged entries), the entry pass, then per level prepare ->
+    // scatter -> write_args -> node dispatches, then the leftover check. Status flags and dropped_records are reset at
+    // the start of each dispatch, so after it they describe this dispatch alone; heap_high_water accumulates.
+    RecordResult RecordDispatch(VkCommandBuffer cmd, const ScratchBinding& scratch, const GraphPlan& plan, const EntrySource& entries);
+
+  private:
+    void UpdateBuffer(VkCommandBuffer cmd, VkBuffer buffer, VkDeviceSize offset, const void* data, size_t size) const;
+    void Barrier(VkCommandBuffer cmd, VkPipelineStageFlags2 src_stages, VkAccessFlags2 src_access, VkPipelineStageFlags2 dst_stages,
+                 VkAccessFlags2 dst_access) const;
+    void RunMeta(VkCommandBuffer cmd, VkPipeline pipeline, const void* params, uint32_t params_size, uint32_t workgroups) const;
+
+    const DeviceDispatchTable* dispatch_;
+    MetaPipelines* pipelines_;
+    bool use_synchronization2_;
+};
+
+}  // namespace execgraph

@@ -1,0 +1,79 @@
+// Scratch sizing and layout for one execution graph (docs/design.md, "Scratch layout"; the binary layout itself is
+// spirv_lowering/include/execgraph/runtime/scratch_layout.h).
+//
+// What the three sizes reported by vkGetExecutionGraphPipelineScratchSizeAMDX guarantee:
+//   minSize          every half holds at least kMinRecordsPerHalf records and kMinHeapBytesPerHalf payload bytes, enough
+//                    for any single entry dispatch within the spec limits (256 payloads of up to 1 KiB) plus generous
+//                    fan-out, besides the fixed part (header, node table, output tables, trash).
+//   sizeGranularity  64 KiB. Only minSize + k * sizeGranularity bytes are used (facts §11); every step adds capacity to
+//                    both halves, split kRecordShareDenominator-ths record entries, the rest heap.
+//   maxSize          kMaxUsefulSize (256 MiB) or minSize if that is larger, rounded to a granularity step: about 1 M
+//                    records and 96 MiB of heap per half; more does not help real graphs and would push offsets towards
+//                    the 32-bit limit of the layout.
+#pragma once
+
+#include <vulkan/vulkan.h>
+
+#include <cstdint>
+#include <optional>
+
+namespace execgraph {
+
+// Offsets (bytes from the scratch base) and capacities of one scratch size. Mirrors what RecordDispatch writes into
+// GraphHeader, plus the derived per-half offsets (the order of the HalfHeader comment in scratch_layout.h, also
+// computed by scratch_layout.glsl's Half*Offset functions).
+struct ScratchLayout {
+    uint32_t node_count = 0;
+    uint32_t output_table_entries = 0;
+    uint32_t node_table_offset = 0;
+    uint32_t output_table_offset = 0;
+    uint32_t trash_offset = 0;
+    uint32_t trash_size = 0;
+    uint32_t half_offset[2] = {0, 0};
+    uint32_t half_size = 0;           // bytes of each half
+    uint32_t record_capacity = 0;     // record-list and directory entries per half
+    uint32_t heap_capacity = 0;       // heap bytes per half
+    VkDeviceSize used_size = 0;       // minSize + k * sizeGranularity: every byte the layout touches is below this
+
+    uint32_t NodeStatesOffset(uint32_t half) const;
+    uint32_t NodeStateOffset(uint32_t half, uint32_t node) const;
+    uint32_t DispatchArgsOffset(uint32_t half, uint32_t node) const;  // NodeState.dispatch: VkDispatchIndirectCommand
+    uint32_t RecordsOffset(uint32_t half) const;
+    uint32_t DirectoryOffset(uint32_t half) const;
+    uint32_t HeapOffset(uint32_t half) const;
+};
+
+class ScratchPlan {
+  public:
+    static constexpr uint32_t kMinRecordsPerHalf = 4096;
+    static constexpr uint32_t kMinHeapBytesPerHalf = 256 * 1024;
+    static constexpr VkDeviceSize kGranularity = 64 * 1024;
+    static constexpr VkDeviceSize kMaxUsefulSize = 256ull * 1024 * 1024;
+    // 1/4 of each half's variable part goes to records (16-byte list entry + 16-byte directory entry), 3/4 to the heap.
+    static constexpr uint32_t kRecordShareDenominator = 4;
+    static constexpr uint32_t kBytesPerRecord = 32;
+
+    ScratchPlan(uint32_t node_count, uint32_t output_table_entries, uint32_t trash_size);
+
+    VkDeviceSize MinSize() const { return min_size_; }
+    VkDeviceSize MaxSize() const { return max_size_; }
+    VkDeviceSize SizeGranularity() const { return kGranularity; }
+    uint32_t node_count() const { return node_count_; }
+    uint32_t output_table_entries() const { return output_table_entries_; }
+    uint32_t trash_size() const { return trash_size_; }
+
+    // The layout for a scratchSize the application passed; nullopt when it is below MinSize() (a VUID violation the
+    // caller reports). Sizes between granularity steps, and sizes past MaxSize(), use the step below.
+    std::optional<ScratchLayout> LayoutFor(VkDeviceSize scratch_size) const;
+
+  private:
+    uint32_t node_count_;
+    uint32_t output_table_entries_;
+    uint32_t trash_size_;
+    uint32_t fixed_size_ = 0;       // header, node table, output tables, trash; 64-byte aligned
+    uint32_t half_fixed_size_ = 0;  // HalfHeader + NodeState[node_count], 64-byte aligned
+    VkDeviceSize min_size_ = 0;
+    VkDeviceSize max_size_ = 0;
+};
+
+}  // namespace execgraph

@@ -1,0 +1,86 @@
+// Entry pass of a graph dispatch (docs/design.md, "One graph dispatch", step 2).
+//
+// Reads a VkDispatchGraphCountInfoAMDX at a device address (the host-only dispatch commands stage theirs into scratch
+// first, so all three commands share this path and vkCmdDispatchGraphIndirectCountAMDX never needs the CPU), and for
+// every payload of every VkDispatchGraphInfoAMDX appends one record to half 0: payload bytes bump-allocated in the heap,
+// a RecordEntry in the record list, and one more NodeState.record_count for the node.
+//
+// Work split: workgroups stride over the infos and the invocations of a workgroup stride over one info's payloads, so a
+// fixed dispatch size handles any count that is only known on the device. Every drop (unknown node, full heap, full
+// record list, uninitialized scratch) sets a status flag and is counted in dropped_records; nothing is lost silently.
+#version 460
+#extension GL_GOOGLE_include_directive : require
+#include "scratch_layout.glsl"
+
+layout(local_size_x = 64) in;
+
+layout(push_constant) uniform Params {
+    uint64_t scratch;     // scratch base address
+    uint64_t count_info;  // VkDispatchGraphCountInfoAMDX, 4-byte aligned (executionGraphDispatchAddressAlignment)
+    uint graph_tag;       // the graph the scratch must have been initialized for
+} pc;
+
+void main() {
+    GraphHeader header = GraphHeader(pc.scratch);
+    // VUID-...-scratch-10194: scratch must hold this graph's initialization. If it does not, the node table is not
+    // this graph's, so nothing may be enqueued; every record is reported instead.
+    const bool initialized = header.magic == kScratchMagic && header.graph_tag == pc.graph_tag;
+    const uint node_count = header.node_count;
+    const uint record_capacity = header.record_capacity;
+    const uint heap_capacity = header.heap_capacity;
+    NodeTable table = NodeTable(pc.scratch + header.node_table_offset);
+    Half half0 = HalfAt(pc.scratch, header, 0u);
+    RecordList records = RecordsAt(pc.scratch, header, 0u);
+    const uint64_t heap = HeapAddress(pc.scratch, header, 0u);
+
+    // VkDispatchGraphCountInfoAMDX (facts 3.8): uint32 count, 4 bytes padding, uint64 infos, uint64 stride.
+    Words count_info = Words(pc.count_info);
+    const uint count = count_info.w[0];
+    const uint64_t infos = LoadU64(count_info, 2u);
+    const uint64_t info_stride = LoadU64(count_info, 4u);
+
+    for (uint i = gl_WorkGroupID.x; i < count; i += gl_NumWorkGroups.x) {
+        // VkDispatchGraphInfoAMDX (facts 3.7): uint32 nodeIndex, uint32 payloadCount, uint64 payloads, uint64 stride.
+        Words info = Words(infos + uint64_t(i) * info_stride);
+        const uint node = info.w[0];
+        const uint payload_count = info.w[1];
+        if (!initialized || node >= node_count) {
+            if (gl_LocalInvocationIndex == 0u) {
+                ReportDrop(header, initialized ? kStatusInvalidNodeIndex : kStatusUninitialized, payload_count);
+            }
+            continue;
+        }
+        const uint64_t payloads = LoadU64(info, 2u);
+        const uint64_t payload_stride = LoadU64(info, 4u);
+        const uint record_stride = table.infos[node].record_stride;
+        for (uint p = gl_LocalInvocationIndex; p < payload_count; p += gl_WorkGroupSize.x) {
+            // The heap is checked first so that a record that cannot get payload bytes never takes a list slot. Once a
+            // counter is past its capacity it is not bumped further, which keeps the 32-bit counters from wrapping
+            // around into valid offsets however many records are dropped.
+            if (half0.heap_top > heap_capacity) {
+                ReportDrop(header, kStatusHeapOverflow, 1u);
+                continue;
+            }
+            const uint offset = atomicAdd(half0.heap_top, record_stride);
+            if (uint64_t(offset) + record_stride > uint64_t(heap_capacity)) {
+                ReportDrop(header, kStatusHeapOverflow, 1u);
+                continue;
+            }
+            if (half0.record_count > record_capacity) {
+                ReportDrop(header, kStatusRecordListOverflow, 1u);
+                continue;
+            }
+            const uint slot = atomicAdd(half0.record_count, 1u);
+            if (slot >= record_capacity) {
+                ReportDrop(header, kStatusRecordListOverflow, 1u);
+                continue;
+            }
+            Words source = Words(payloads + uint64_t(p) * payload_stride);
+            Words destination = Words(heap + offset);
+            for (uint word = 0u; word < record_stride / 4u; ++word) destination.w[word] = source.w[word];
+            // Entry records start a chain: recursion depth 0.
+            records.entries[slot] = RecordEntry(node, offset, 0u, 0u);
+            atomicAdd(half0.nodes[node].record_count, 1u);
+        }
+    }
+}

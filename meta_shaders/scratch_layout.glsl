@@ -1,0 +1,206 @@
+// GLSL mirror of spirv_lowering/include/execgraph/runtime/scratch_layout.h (the single source of truth; docs/design.md,
+// "Runtime contract"). tests/scheduler/layout_consistency_test.cpp checks both ways that this file and the C++ header
+// agree: the k*Offset constants below against offsetof(), and the buffer_reference structs by writing every field from a
+// shader and reading the bytes back through the C++ structs.
+//
+// Every meta shader reaches scratch through buffer device addresses from the scratch base address it receives in push
+// constants; nothing is bound through descriptors.
+#ifndef EXECGRAPH_SCRATCH_LAYOUT_GLSL
+#define EXECGRAPH_SCRATCH_LAYOUT_GLSL
+
+#extension GL_EXT_buffer_reference : require
+#extension GL_EXT_buffer_reference2 : require
+#extension GL_EXT_shader_explicit_arithmetic_types_int64 : require
+#extension GL_EXT_shader_atomic_int64 : require
+
+const uint kInvalidNode = 0xFFFFFFFFu;
+const uint kScratchMagic = 0x52475845u;
+const uint kDispatchSplitWidth = 65535u;
+// maxExecutionGraphWorkgroups / maxExecutionGraphWorkgroupCount as advertised (docs/design.md, "Advertised limits").
+const uint kMaxGraphWorkgroups = 16777215u;
+const uint kMaxGraphWorkgroupCount = 65535u;
+
+// StatusFlag
+const uint kStatusHeapOverflow = 1u << 0;
+const uint kStatusRecordListOverflow = 1u << 1;
+const uint kStatusDepthLimit = 1u << 2;
+const uint kStatusGridClamped = 1u << 3;
+const uint kStatusInvalidNodeIndex = 1u << 4;
+const uint kStatusUninitialized = 1u << 5;
+
+// spirv::LaunchKind
+const uint kLaunchBroadcastStatic = 0u;
+const uint kLaunchBroadcastDynamic = 1u;
+const uint kLaunchCoalescing = 2u;
+const uint kLaunchThread = 3u;
+
+// Sizes and byte offsets; the consistency test compares each with sizeof()/offsetof() of the C++ structs.
+const uint kGraphHeaderSize = 256u;
+const uint kGraphHeaderMagicOffset = 0u;
+const uint kGraphHeaderGraphTagOffset = 4u;
+const uint kGraphHeaderNodeCountOffset = 8u;
+const uint kGraphHeaderInputHalfOffset = 12u;
+const uint kGraphHeaderLevelOffset = 16u;
+const uint kGraphHeaderStatusFlagsOffset = 20u;
+const uint kGraphHeaderDroppedRecordsOffset = 24u;
+const uint kGraphHeaderHeapHighWaterOffset = 28u;
+const uint kGraphHeaderRecordCapacityOffset = 32u;
+const uint kGraphHeaderHeapCapacityOffset = 36u;
+const uint kGraphHeaderNodeTableOffsetOffset = 40u;
+const uint kGraphHeaderOutputTableOffsetOffset = 44u;
+const uint kGraphHeaderTrashOffsetOffset = 48u;
+const uint kGraphHeaderTrashSizeOffset = 52u;
+const uint kGraphHeaderHalfOffsetOffset = 56u;
+const uint kNodeStaticInfoSize = 64u;
+const uint kNodeStaticInfoLaunchOffset = 0u;
+const uint kNodeStaticInfoRecordStrideOffset = 4u;
+const uint kNodeStaticInfoStaticGridOffset = 8u;
+const uint kNodeStaticInfoGridOffsetOffset = 20u;
+const uint kNodeStaticInfoGridComponentsOffset = 24u;
+const uint kNodeStaticInfoGridComponentBitsOffset = 28u;
+const uint kNodeStaticInfoRecordsPerWorkgroupOffset = 32u;
+const uint kNodeStaticInfoMaxRecursionOffset = 36u;
+const uint kNodeStaticInfoSharesInputWithOffset = 40u;
+const uint kNodeStaticInfoIsApiEntryOffset = 44u;
+const uint kHalfHeaderSize = 16u;
+const uint kHalfHeaderHeapTopOffset = 0u;
+const uint kHalfHeaderRecordCountOffset = 4u;
+const uint kNodeStateSize = 32u;
+const uint kNodeStateRecordCountOffset = 0u;
+const uint kNodeStateDirectoryBaseOffset = 4u;
+const uint kNodeStateWorkgroupCountOffset = 8u;
+const uint kNodeStateDispatchOffset = 12u;
+const uint kNodeStateScatterCursorOffset = 24u;
+const uint kRecordEntrySize = 16u;
+const uint kRecordEntryNodeOffset = 0u;
+const uint kRecordEntryPayloadOffsetOffset = 4u;
+const uint kRecordEntryRecursionDepthOffset = 8u;
+const uint kDirectoryEntrySize = 16u;
+const uint kDirectoryEntryPayloadOffsetOffset = 0u;
+const uint kDirectoryEntryRecursionDepthOffset = 4u;
+const uint kDirectoryEntryFirstWorkgroupOffset = 8u;
+const uint kDirectoryEntryFinishCounterOffset = 12u;
+
+// Offset 0 of scratch.
+layout(buffer_reference, std430, buffer_reference_align = 8) buffer GraphHeader {
+    uint magic;
+    uint graph_tag;
+    uint node_count;
+    uint input_half;
+    uint level;
+    uint status_flags;
+    uint dropped_records;
+    uint heap_high_water;
+    uint record_capacity;
+    uint heap_capacity;
+    uint node_table_offset;
+    uint output_table_offset;
+    uint trash_offset;
+    uint trash_size;
+    uint half_offset[2];
+    uint header_reserved[48];
+};
+
+struct NodeStaticInfo {
+    uint launch;
+    uint record_stride;
+    uint static_grid[3];
+    uint grid_offset;
+    uint grid_components;
+    uint grid_component_bits;
+    uint records_per_workgroup;
+    uint max_recursion;
+    uint shares_input_with;
+    uint is_api_entry;
+    uint reserved[4];
+};
+
+layout(buffer_reference, std430, buffer_reference_align = 8) buffer NodeTable {
+    NodeStaticInfo infos[];
+};
+
+struct NodeState {
+    uint record_count;
+    uint directory_base;
+    uint workgroup_count;
+    uint dispatch[3];
+    uint64_t scatter_cursor;
+};
+
+// HalfHeader followed by NodeState[node_count]: one reference reaches both.
+layout(buffer_reference, std430, buffer_reference_align = 8) buffer Half {
+    uint heap_top;
+    uint record_count;
+    uint half_reserved[2];
+    NodeState nodes[];
+};
+
+struct RecordEntry {
+    uint node;
+    uint payload_offset;
+    uint recursion_depth;
+    uint reserved;
+};
+
+layout(buffer_reference, std430, buffer_reference_align = 16) buffer RecordList {
+    RecordEntry entries[];
+};
+
+struct DirectoryEntry {
+    uint payload_offset;
+    uint recursion_depth;
+    uint first_workgroup;
+    uint finish_counter;
+};
+
+layout(buffer_reference, std430, buffer_reference_align = 16) buffer Directory {
+    DirectoryEntry entries[];
+};
+
+// 32-bit words at 4-byte aligned addresses: payloads, the heap, and the application's dispatch infos (whose addresses
+// are only guaranteed executionGraphDispatchAddressAlignment = 4, so their 64-bit members are read as two words).
+layout(buffer_reference, std430, buffer_reference_align = 4) buffer Words {
+    uint w[];
+};
+
+// Where the parts of half `h` start, in bytes from the scratch base. The HalfHeader comment in scratch_layout.h fixes
+// the order: NodeState[node_count], RecordEntry[record_capacity], DirectoryEntry[record_capacity], heap. Since
+// sizeof(HalfHeader) = 16 and every element size is a multiple of 16, the heap stays 16-byte aligned when the half is.
+uint HalfNodesOffset(GraphHeader header, uint h) {
+    return header.half_offset[h] + kHalfHeaderSize;
+}
+uint HalfRecordsOffset(GraphHeader header, uint h) {
+    return HalfNodesOffset(header, h) + header.node_count * kNodeStateSize;
+}
+uint HalfDirectoryOffset(GraphHeader header, uint h) {
+    return HalfRecordsOffset(header, h) + header.record_capacity * kRecordEntrySize;
+}
+uint HalfHeapOffset(GraphHeader header, uint h) {
+    return HalfDirectoryOffset(header, h) + header.record_capacity * kDirectoryEntrySize;
+}
+
+Half HalfAt(uint64_t scratch, GraphHeader header, uint h) {
+    return Half(scratch + header.half_offset[h]);
+}
+RecordList RecordsAt(uint64_t scratch, GraphHeader header, uint h) {
+    return RecordList(scratch + HalfRecordsOffset(header, h));
+}
+Directory DirectoryAt(uint64_t scratch, GraphHeader header, uint h) {
+    return Directory(scratch + HalfDirectoryOffset(header, h));
+}
+uint64_t HeapAddress(uint64_t scratch, GraphHeader header, uint h) {
+    return scratch + HalfHeapOffset(header, h);
+}
+
+// A 64-bit value stored as two little-endian words at a 4-byte aligned address.
+uint64_t LoadU64(Words words, uint word_index) {
+    return packUint2x32(uvec2(words.w[word_index], words.w[word_index + 1u]));
+}
+
+// Records dropped by whoever detects it; the layer reads status_flags and dropped_records back.
+void ReportDrop(GraphHeader header, uint flag, uint count) {
+    atomicOr(header.status_flags, flag);
+    if (count != 0u) atomicAdd(header.dropped_records, count);
+}
+
+#endif  // EXECGRAPH_SCRATCH_LAYOUT_GLSL

@@ -1,0 +1,222 @@
+#include "graph_test_context.h"
+
+#include <gtest/gtest.h>
+
+#include <cstring>
+#include <fstream>
+#include <sstream>
+
+#include "amdx_assembler.h"
+
+namespace execgraph::test {
+
+std::string ReadCorpus(const std::string& name) {
+    std::ifstream file(std::string(EXECGRAPH_SPIRV_CORPUS_DIR) + "/" + name + ".spvasm");
+    std::stringstream text;
+    text << file.rdbuf();
+    return text.str();
+}
+
+GraphTestContext::GraphTestContext(bool with_validation) {
+    InstanceOptions options;
+    options.layers = {kLayerName};
+    if (with_validation) options.layers.push_back(kValidationLayerName);
+    instance_ = std::make_unique<TestInstance>(options, &log_);
+    if (instance_->result() != VK_SUCCESS) return;
+    device_ = std::make_unique<TestDevice>(*instance_, DeviceOptions{});
+    if (device_->result() != VK_SUCCESS) return;
+    vkGetDeviceQueue(device(), device_->queue_family(), 0, &queue_);
+    VkCommandPoolCreateInfo pool_info{VK_STRUCTURE_TYPE_COMMAND_POOL_CREATE_INFO};
+    pool_info.flags = VK_COMMAND_POOL_CREATE_RESET_COMMAND_BUFFER_BIT;
+    pool_info.queueFamilyIndex = device_->queue_family();
+    vkCreateCommandPool(device(), &pool_info, nullptr, &command_pool_);
+#define EXECGRAPH_LOAD(name) name = reinterpret_cast<PFN_##name>(vkGetDeviceProcAddr(device(), #name));
+    EXECGRAPH_LOAD(vkCreateExecutionGraphPipelinesAMDX)
+    EXECGRAPH_LOAD(vkGetExecutionGraphPipelineScratchSizeAMDX)
+    EXECGRAPH_LOAD(vkGetExecutionGraphPipelineNodeIndexAMDX)
+    EXECGRAPH_LOAD(vkCmdInitializeGraphScratchMemoryAMDX)
+    EXECGRAPH_LOAD(vkCmdDispatchGraphAMDX)
+    EXECGRAPH_LOAD(vkCmdDispatchGraphIndirectAMDX)
+    EXECGRAPH_LOAD(vkCmdDispatchGraphIndirectCountAMDX)
+#undef EXECGRAPH_LOAD
+}
+
+GraphTestContext::~GraphTestContext() {
+    if (ok()) {
+        vkDeviceWaitIdle(device());
+        for (VkPipeline pipeline : pipelines_) vkDestroyPipeline(device(), pipeline, nullptr);
+        for (VkShaderModule module : modules_) vkDestroyShaderModule(device(), module, nullptr);
+        for (VkPipelineLayout layout : pipeline_layouts_) vkDestroyPipelineLayout(device(), layout, nullptr);
+        if (descriptor_pool_ != VK_NULL_HANDLE) vkDestroyDescriptorPool(device(), descriptor_pool_, nullptr);
+        if (set_layout_ != VK_NULL_HANDLE) vkDestroyDescriptorSetLayout(device(), set_layout_, nullptr);
+        if (command_pool_ != VK_NULL_HANDLE) vkDestroyCommandPool(device(), command_pool_, nullptr);
+    }
+    device_.reset();
+    instance_.reset();
+}
+
+uint32_t GraphTestContext::FindMemoryType(uint32_t type_bits, VkMemoryPropertyFlags flags) const {
+    VkPhysicalDeviceMemoryProperties properties;
+    vkGetPhysicalDeviceMemoryProperties(instance_->PhysicalDevice(), &properties);
+    for (uint32_t i = 0; i < properties.memoryTypeCount; ++i) {
+        if ((type_bits & (1u << i)) && (properties.memoryTypes[i].propertyFlags & flags) == flags) return i;
+    }
+    ADD_FAILURE() << "no memory type with flags " << flags;
+    return 0;
+}
+
+TestBuffer GraphTestContext::CreateBuffer(VkDeviceSize size, VkBufferUsageFlags usage) {
+    TestBuffer result;
+    result.size = size;
+    VkBufferCreateInfo create_info{VK_STRUCTURE_TYPE_BUFFER_CREATE_INFO};
+    create_info.size = size;
+    create_info.usage = usage | VK_BUFFER_USAGE_SHADER_DEVICE_ADDRESS_BIT | VK_BUFFER_USAGE_TRANSFER_DST_BIT |
+                        VK_BUFFER_USAGE_TRANSFER_SRC_BIT;
+    EXPECT_EQ(vkCreateBuffer(device(), &create_info, nullptr, &result.buffer), VK_SUCCESS);
+    VkMemoryRequirements requirements;
+    vkGetBufferMemoryRequirements(device(), result.buffer, &requirements);
+    VkMemoryAllocateFlagsInfo flags{VK_STRUCTURE_TYPE_MEMORY_ALLOCATE_FLAGS_INFO};
+    flags.flags = VK_MEMORY_ALLOCATE_DEVICE_ADDRESS_BIT;
+    VkMemoryAllocateInfo allocate{VK_STRUCTURE_TYPE_MEMORY_ALLOCATE_INFO, &flags};
+    allocate.allocationSize = requirements.size;
+    allocate.memoryTypeIndex =
+        FindMemoryType(requirements.memoryTypeBits, VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT | VK_MEMORY_PROPERTY_HOST_COHERENT_BIT);
+    EXPECT_EQ(vkAllocateMemory(device(), &allocate, nullptr, &result.memory), VK_SUCCESS);
+    EXPECT_EQ(vkBindBufferMemory(device(), result.buffer, result.memory, 0), VK_SUCCESS);
+    EXPECT_EQ(vkMapMemory(device(), result.memory, 0, VK_WHOLE_SIZE, 0, &result.mapped), VK_SUCCESS);
+    std::memset(result.mapped, 0, size);
+    VkBufferDeviceAddressInfo address{VK_STRUCTURE_TYPE_BUFFER_DEVICE_ADDRESS_INFO};
+    address.buffer = result.buffer;
+    result.address = vkGetBufferDeviceAddress(device(), &address);
+    return result;
+}
+
+TestBuffer GraphTestContext::CreateScratch(VkDeviceSize size) {
+    return CreateBuffer(size, VK_BUFFER_USAGE_EXECUTION_GRAPH_SCRATCH_BIT_AMDX);
+}
+
+void GraphTestContext::Destroy(TestBuffer& buffer) {
+    if (buffer.buffer == VK_NULL_HANDLE) return;
+    vkDeviceWaitIdle(device());
+    vkDestroyBuffer(device(), buffer.buffer, nullptr);
+    vkFreeMemory(device(), buffer.memory, nullptr);
+    buffer = {};
+}
+
+VkPipelineLayout GraphTestContext::CreateStorageBufferLayout(const std::vector<TestBuffer*>& buffers, uint32_t push_constant_bytes) {
+    std::vector<VkDescriptorSetLayoutBinding> bindings;
+    for (uint32_t i = 0; i < buffers.size(); ++i) {
+        bindings.push_back({i, VK_DESCRIPTOR_TYPE_STORAGE_BUFFER, 1, VK_SHADER_STAGE_COMPUTE_BIT, nullptr});
+    }
+    VkDescriptorSetLayoutCreateInfo set_info{VK_STRUCTURE_TYPE_DESCRIPTOR_SET_LAYOUT_CREATE_INFO};
+    set_info.bindingCount = static_cast<uint32_t>(bindings.size());
+    set_info.pBindings = bindings.data();
+    EXPECT_EQ(vkCreateDescriptorSetLayout(device(), &set_info, nullptr, &set_layout_), VK_SUCCESS);
+    const VkDescriptorPoolSize pool_size{VK_DESCRIPTOR_TYPE_STORAGE_BUFFER, std::max<uint32_t>(1, static_cast<uint32_t>(buffers.size()))};
+    VkDescriptorPoolCreateInfo pool_info{VK_STRUCTURE_TYPE_DESCRIPTOR_POOL_CREATE_INFO};
+    pool_info.maxSets = 1;
+    pool_info.poolSizeCount = 1;
+    pool_info.pPoolSizes = &pool_size;
+    EXPECT_EQ(vkCreateDescriptorPool(device(), &pool_info, nullptr, &descriptor_pool_), VK_SUCCESS);
+    VkDescriptorSetAllocateInfo allocate{VK_STRUCTURE_TYPE_DESCRIPTOR_SET_ALLOCATE_INFO};
+    allocate.descriptorPool = descriptor_pool_;
+    allocate.descriptorSetCount = 1;
+    allocate.pSetLayouts = &set_layout_;
+    EXPECT_EQ(vkAllocateDescriptorSets(device(), &allocate, &descriptor_set_), VK_SUCCESS);
+    std::vector<VkDescriptorBufferInfo> infos;
+    for (TestBuffer* buffer : buffers) infos.push_back({buffer->buffer, 0, VK_WHOLE_SIZE});
+    std::vector<VkWriteDescriptorSet> writes;
+    for (uint32_t i = 0; i < buffers.size(); ++i) {
+        VkWriteDescriptorSet write{VK_STRUCTURE_TYPE_WRITE_DESCRIPTOR_SET};
+        write.dstSet = descriptor_set_;
+        write.dstBinding = i;
+        write.descriptorCount = 1;
+        write.descriptorType = VK_DESCRIPTOR_TYPE_STORAGE_BUFFER;
+        write.pBufferInfo = &infos[i];
+        writes.push_back(write);
+    }
+    vkUpdateDescriptorSets(device(), static_cast<uint32_t>(writes.size()), writes.data(), 0, nullptr);
+
+    VkPushConstantRange push{VK_SHADER_STAGE_COMPUTE_BIT, 0, push_constant_bytes};
+    VkPipelineLayoutCreateInfo layout_info{VK_STRUCTURE_TYPE_PIPELINE_LAYOUT_CREATE_INFO};
+    layout_info.setLayoutCount = 1;
+    layout_info.pSetLayouts = &set_layout_;
+    layout_info.pushConstantRangeCount = push_constant_bytes > 0 ? 1 : 0;
+    layout_info.pPushConstantRanges = &push;
+    VkPipelineLayout layout = VK_NULL_HANDLE;
+    EXPECT_EQ(vkCreatePipelineLayout(device(), &layout_info, nullptr, &layout), VK_SUCCESS);
+    pipeline_layouts_.push_back(layout);
+    return layout;
+}
+
+VkShaderModule GraphTestContext::CreateNodeModule(const std::string& assembly) {
+    AssembleResult assembled = AssembleAmdx(assembly);
+    EXPECT_TRUE(assembled.error.empty()) << assembled.error;
+    VkShaderModuleCreateInfo create_info{VK_STRUCTURE_TYPE_SHADER_MODULE_CREATE_INFO};
+    create_info.codeSize = assembled.words.size() * sizeof(uint32_t);
+    create_info.pCode = assembled.words.data();
+    VkShaderModule module = VK_NULL_HANDLE;
+    EXPECT_EQ(vkCreateShaderModule(device(), &create_info, nullptr, &module), VK_SUCCESS);
+    modules_.push_back(module);
+    return module;
+}
+
+VkPipeline GraphTestContext::CreateGraph(const std::vector<NodeStage>& stages, VkPipelineLayout layout, VkResult* result_out) {
+    std::vector<VkPipelineShaderStageNodeCreateInfoAMDX> node_infos(stages.size());
+    std::vector<VkPipelineShaderStageCreateInfo> stage_infos(stages.size());
+    for (size_t i = 0; i < stages.size(); ++i) {
+        node_infos[i] = {VK_STRUCTURE_TYPE_PIPELINE_SHADER_STAGE_NODE_CREATE_INFO_AMDX, nullptr, stages[i].node_name, stages[i].node_index};
+        stage_infos[i] = {VK_STRUCTURE_TYPE_PIPELINE_SHADER_STAGE_CREATE_INFO};
+        stage_infos[i].pNext = &node_infos[i];
+        stage_infos[i].stage = VK_SHADER_STAGE_COMPUTE_BIT;
+        stage_infos[i].module = CreateNodeModule(stages[i].assembly);
+        stage_infos[i].pName = stages[i].entry_point.c_str();
+        stage_infos[i].pSpecializationInfo = stages[i].specialization;
+    }
+    VkExecutionGraphPipelineCreateInfoAMDX create_info{VK_STRUCTURE_TYPE_EXECUTION_GRAPH_PIPELINE_CREATE_INFO_AMDX};
+    create_info.stageCount = static_cast<uint32_t>(stage_infos.size());
+    create_info.pStages = stage_infos.data();
+    create_info.layout = layout;
+    create_info.basePipelineIndex = -1;
+    VkPipeline pipeline = VK_NULL_HANDLE;
+    VkResult result = vkCreateExecutionGraphPipelinesAMDX(device(), VK_NULL_HANDLE, 1, &create_info, nullptr, &pipeline);
+    if (result_out) *result_out = result;
+    if (result == VK_SUCCESS) pipelines_.push_back(pipeline);
+    return pipeline;
+}
+
+uint32_t GraphTestContext::NodeIndex(VkPipeline graph, const char* name, uint32_t index) {
+    VkPipelineShaderStageNodeCreateInfoAMDX info{VK_STRUCTURE_TYPE_PIPELINE_SHADER_STAGE_NODE_CREATE_INFO_AMDX, nullptr, name, index};
+    uint32_t node_index = ~0u;
+    EXPECT_EQ(vkGetExecutionGraphPipelineNodeIndexAMDX(device(), graph, &info, &node_index), VK_SUCCESS) << name;
+    return node_index;
+}
+
+void GraphTestContext::Submit(const std::function<void(VkCommandBuffer)>& record) {
+    VkCommandBufferAllocateInfo allocate{VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO};
+    allocate.commandPool = command_pool_;
+    allocate.level = VK_COMMAND_BUFFER_LEVEL_PRIMARY;
+    allocate.commandBufferCount = 1;
+    VkCommandBuffer command_buffer = VK_NULL_HANDLE;
+    ASSERT_EQ(vkAllocateCommandBuffers(device(), &allocate, &command_buffer), VK_SUCCESS);
+    VkCommandBufferBeginInfo begin{VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO};
+    begin.flags = VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT;
+    vkBeginCommandBuffer(command_buffer, &begin);
+    record(command_buffer);
+    // Make shader writes visible to the host reads that follow the wait.
+    // (Vulkan 1.0 barrier: the test application does not enable synchronization2 itself.)
+    VkMemoryBarrier barrier{VK_STRUCTURE_TYPE_MEMORY_BARRIER};
+    barrier.srcAccessMask = VK_ACCESS_MEMORY_WRITE_BIT;
+    barrier.dstAccessMask = VK_ACCESS_HOST_READ_BIT;
+    vkCmdPipelineBarrier(command_buffer, VK_PIPELINE_STAGE_ALL_COMMANDS_BIT, VK_PIPELINE_STAGE_HOST_BIT, 0, 1, &barrier, 0, nullptr, 0,
+                         nullptr);
+    ASSERT_EQ(vkEndCommandBuffer(command_buffer), VK_SUCCESS);
+    VkSubmitInfo submit{VK_STRUCTURE_TYPE_SUBMIT_INFO};
+    submit.commandBufferCount = 1;
+    submit.pCommandBuffers = &command_buffer;
+    ASSERT_EQ(vkQueueSubmit(queue_, 1, &submit, VK_NULL_HANDLE), VK_SUCCESS);
+    ASSERT_EQ(vkQueueWaitIdle(queue_), VK_SUCCESS);
+    vkFreeCommandBuffers(device(), command_pool_, 1, &command_buffer);
+}
+
+}  // namespace execgraph::test

@@ -1,0 +1,91 @@
+// A device with VK_AMDX_shader_enqueue through the layer (validation layer below it), plus the small amount of Vulkan
+// boilerplate an end-to-end graph test needs: buffers with device addresses, node modules from AMDX assembly,
+// a storage-buffer descriptor set, and one-shot command submission.
+#pragma once
+
+#include <vulkan/vulkan.h>
+
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "vulkan_test_support.h"
+
+namespace execgraph::test {
+
+struct TestBuffer {
+    VkBuffer buffer = VK_NULL_HANDLE;
+    VkDeviceMemory memory = VK_NULL_HANDLE;
+    VkDeviceSize size = 0;
+    VkDeviceAddress address = 0;
+    void* mapped = nullptr;
+
+    template <typename T>
+    T* As() const {
+        return static_cast<T*>(mapped);
+    }
+};
+
+struct NodeStage {
+    std::string assembly;     // AMDX SPIR-V text (tests/spirv_corpus style)
+    std::string entry_point;  // OpEntryPoint name
+    const char* node_name = nullptr;  // VkPipelineShaderStageNodeCreateInfoAMDX::pName (null: entry point name)
+    uint32_t node_index = VK_SHADER_INDEX_UNUSED_AMDX;
+    const VkSpecializationInfo* specialization = nullptr;
+};
+
+class GraphTestContext {
+  public:
+    // with_validation: VK_LAYER_KHRONOS_validation below the layer; every message fails the test in TearDown.
+    explicit GraphTestContext(bool with_validation = true);
+    ~GraphTestContext();
+
+    bool ok() const { return device_ != nullptr && device_->result() == VK_SUCCESS; }
+    VkDevice device() const { return device_->handle(); }
+    MessageLog& log() { return log_; }
+
+    TestBuffer CreateBuffer(VkDeviceSize size, VkBufferUsageFlags usage);
+    TestBuffer CreateScratch(VkDeviceSize size);
+    void Destroy(TestBuffer& buffer);
+
+    // A descriptor set layout, set and pipeline layout with `buffers` storage buffers at set 0, bindings 0..n-1.
+    VkPipelineLayout CreateStorageBufferLayout(const std::vector<TestBuffer*>& buffers, uint32_t push_constant_bytes = 0);
+    VkDescriptorSet descriptor_set() const { return descriptor_set_; }
+
+    VkShaderModule CreateNodeModule(const std::string& assembly);
+    // Creates an execution graph pipeline; returns VK_NULL_HANDLE and records the VkResult on failure.
+    VkPipeline CreateGraph(const std::vector<NodeStage>& stages, VkPipelineLayout layout, VkResult* result = nullptr);
+    uint32_t NodeIndex(VkPipeline graph, const char* name, uint32_t index);
+
+    void Submit(const std::function<void(VkCommandBuffer)>& record);
+
+    // The seven AMDX entry points as the application sees them.
+    PFN_vkCreateExecutionGraphPipelinesAMDX vkCreateExecutionGraphPipelinesAMDX = nullptr;
+    PFN_vkGetExecutionGraphPipelineScratchSizeAMDX vkGetExecutionGraphPipelineScratchSizeAMDX = nullptr;
+    PFN_vkGetExecutionGraphPipelineNodeIndexAMDX vkGetExecutionGraphPipelineNodeIndexAMDX = nullptr;
+    PFN_vkCmdInitializeGraphScratchMemoryAMDX vkCmdInitializeGraphScratchMemoryAMDX = nullptr;
+    PFN_vkCmdDispatchGraphAMDX vkCmdDispatchGraphAMDX = nullptr;
+    PFN_vkCmdDispatchGraphIndirectAMDX vkCmdDispatchGraphIndirectAMDX = nullptr;
+    PFN_vkCmdDispatchGraphIndirectCountAMDX vkCmdDispatchGraphIndirectCountAMDX = nullptr;
+
+  private:
+    uint32_t FindMemoryType(uint32_t type_bits, VkMemoryPropertyFlags flags) const;
+
+    MessageLog log_;
+    std::unique_ptr<TestInstance> instance_;
+    std::unique_ptr<TestDevice> device_;
+    VkQueue queue_ = VK_NULL_HANDLE;
+    VkCommandPool command_pool_ = VK_NULL_HANDLE;
+    VkDescriptorSetLayout set_layout_ = VK_NULL_HANDLE;
+    VkDescriptorPool descriptor_pool_ = VK_NULL_HANDLE;
+    VkDescriptorSet descriptor_set_ = VK_NULL_HANDLE;
+    std::vector<VkPipelineLayout> pipeline_layouts_;
+    std::vector<VkShaderModule> modules_;
+    std::vector<VkPipeline> pipelines_;
+};
+
+// Reads a corpus module (tests/spirv_corpus/NAME.spvasm).
+std::string ReadCorpus(const std::string& name);
+
+}  // namespace execgraph::test

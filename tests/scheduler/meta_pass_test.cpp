@@ -1,0 +1,386 @@
+// The meta passes (enqueue_entries, prepare, scatter, write_args) on synthetic graphs, without node shaders: the graph
+// plan has one level that dispatches no node, and the test reads scratch back and compares it with a CPU reference.
+#include <gtest/gtest.h>
+
+#include <cctype>
+#include <cstring>
+#include <numeric>
+#include <random>
+#include <set>
+
+#include "graph_reference.h"
+
+namespace execgraph::test {
+namespace {
+
+using runtime::GraphHeader;
+using runtime::HalfHeader;
+using runtime::kInvalidNode;
+using runtime::NodeState;
+
+constexpr uint32_t kGraphTag = 0x600DF00Du;
+constexpr uint32_t kLaunchCoalescing = 2, kLaunchThread = 3;
+
+enum class Source { kHost, kHostCountDeviceInfos, kDeviceCount };
+const char* SourceName(Source source) {
+    switch (source) {
+        case Source::kHost: return "host infos";
+        case Source::kHostCountDeviceInfos: return "host count, device infos";
+        case Source::kDeviceCount: return "device count info";
+    }
+    return "";
+}
+
+struct Outcome {
+    std::vector<uint8_t> scratch;  // snapshot after the dispatch
+    ScratchLayout layout;
+    RecordResult result;
+    const GraphHeader& header() const { return *reinterpret_cast<const GraphHeader*>(scratch.data()); }
+    const HalfHeader& half(uint32_t h) const { return *reinterpret_cast<const HalfHeader*>(scratch.data() + layout.half_offset[h]); }
+    const NodeState& state(uint32_t h, uint32_t n) const {
+        return reinterpret_cast<const NodeState*>(scratch.data() + layout.NodeStatesOffset(h))[n];
+    }
+};
+
+class MetaPassTest : public ::testing::Test {
+  protected:
+    void SetUp() override { ASSERT_EQ(gpu_.error(), ""); }
+
+    // Initializes scratch for `graph` (tag kGraphTag), dispatches `infos` from `source` with `levels` (default: one
+    // level, no node dispatched) and returns the scratch contents.
+    Outcome Dispatch(const TestGraph& graph, const std::vector<TestInfo>& infos, Source source,
+                     std::vector<std::vector<uint32_t>> levels = {{}}, uint32_t dispatch_tag = kGraphTag, VkDeviceSize extra = 0) {
+        Outcome outcome;
+        const uint32_t node_count = static_cast<uint32_t>(graph.nodes.size());
+        GraphPlan plan;
+        plan.graph_tag = dispatch_tag;
+        plan.scratch_plan = ScratchPlan(node_count, 2, 64);
+        plan.levels = std::move(levels);
+        for (uint32_t n = 0; n < node_count; ++n) {
+            NodeDispatchPlan node;
+            node.payload_size = graph.payload_sizes[n];
+            node.shares_input_with = graph.nodes[n].shares_input_with;
+            plan.nodes.push_back(node);
+        }
+        const VkDeviceSize size = plan.scratch_plan.MinSize() + extra;
+        outcome.layout = *plan.scratch_plan.LayoutFor(size);
+        GpuBuffer scratch = gpu_.CreateBuffer(size);
+        // Garbage everywhere: nothing may depend on scratch being zero beyond what initialization writes.
+        std::memset(scratch.mapped, 0xA5, size);
+        const ScratchBinding binding{scratch.buffer, 0, scratch.address, size};
+        const std::vector<uint32_t> output_table = {kInvalidNode, 0};
+
+        DeviceInfos device_infos;
+        HostInfos host_infos;
+        EntrySource entries;
+        if (source == Source::kHost) {
+            host_infos = MakeHostInfos(graph, infos);
+            entries = EntrySource::HostInfos(host_infos.count_info);
+        } else {
+            device_infos = UploadInfos(&gpu_, graph, infos);
+            entries = source == Source::kDeviceCount ? EntrySource::DeviceCountInfo(device_infos.count_info)
+                                                     : EntrySource::HostCountInfo(device_infos.host_count_info);
+        }
+        gpu_.Run([&](VkCommandBuffer cmd) {
+            RecordResult init = gpu_.recorder().RecordInitialize(cmd, binding, plan.scratch_plan, kGraphTag, graph.nodes, output_table);
+            EXPECT_EQ(init.result, VK_SUCCESS) << init.error;
+            outcome.result = gpu_.recorder().RecordDispatch(cmd, binding, plan, entries);
+            EXPECT_EQ(outcome.result.result, VK_SUCCESS) << outcome.result.error;
+        });
+        outcome.scratch.assign(scratch.mapped, scratch.mapped + size);
+        gpu_.DestroyBuffer(&scratch);
+        gpu_.DestroyBuffer(&device_infos.buffer);
+        return outcome;
+    }
+
+    GpuHarness gpu_;
+};
+
+// A payload whose first word is a unique id, then `words - 1` words from `fill`.
+std::vector<uint32_t> Payload(uint32_t id, uint32_t words, std::vector<uint32_t> fill = {}) {
+    std::vector<uint32_t> payload(words, 0);
+    payload[0] = id;
+    for (size_t i = 0; i < fill.size() && i + 1 < words; ++i) payload[i + 1] = fill[i];
+    return payload;
+}
+
+// Nodes of every launch kind, a > 65535-workgroup node, a sharing node and a node that receives nothing.
+TestGraph MixedGraph() {
+    TestGraph graph;
+    graph.Add(TestGraph::Static(2, 3, 4), 8);                       // 0: 24 workgroups per record
+    graph.Add(TestGraph::Dynamic(4, 3, 32, 10, 10, 10), 16);        // 1: uint3 grid at offset 4
+    graph.Add(TestGraph::Dynamic(6, 2, 16, 300, 300, 1), 12);       // 2: u16vec2 grid at offset 6 (straddles a word)
+    graph.Add(TestGraph::Batched(kLaunchCoalescing, 4), 4);         // 3
+    graph.Add(TestGraph::Batched(kLaunchThread, 32), 6);            // 4: payload size not a multiple of 4
+    graph.Add(TestGraph::Static(300, 300, 1), 4);                   // 5: 90000 workgroups per record: y split
+    runtime::NodeStaticInfo sharer = TestGraph::Static(1, 2, 1);
+    sharer.shares_input_with = 0;
+    sharer.is_api_entry = 0;
+    graph.Add(sharer, 8);                                           // 6: consumes node 0's records
+    graph.Add(TestGraph::Dynamic(0, 1, 32, 0, 0, 0), 4);            // 7: receives nothing
+    return graph;
+}
+
+std::vector<TestInfo> MixedInfos(uint32_t seed) {
+    std::mt19937 random(seed);
+    auto uniform = [&random](uint32_t lo, uint32_t hi) { return std::uniform_int_distribution<uint32_t>(lo, hi)(random); };
+    std::vector<TestInfo> infos;
+    uint32_t id = 1;
+    for (uint32_t round = 0; round < 3; ++round) {
+        TestInfo n0{0, {}}, n1{1, {}}, n2{2, {}}, n3{3, {}}, n4{4, {}}, n5{5, {}};
+        for (uint32_t i = uniform(1, 40); i > 0; --i) n0.payloads.push_back(Payload(id++, 2, {uniform(0, 1000)}));
+        for (uint32_t i = uniform(1, 90); i > 0; --i) {
+            n1.payloads.push_back(Payload(id++, 4, {uniform(0, 10), uniform(1, 10), uniform(1, 10)}));
+        }
+        for (uint32_t i = uniform(1, 30); i > 0; --i) {
+            // u16 x at byte 6 (high half of word 1), u16 y at byte 8 (low half of word 2).
+            const uint32_t x = uniform(1, 300), y = uniform(1, 300);
+            n2.payloads.push_back({id++, x << 16 | 0xBEEF, 0xCAFE0000u | y});
+        }
+        for (uint32_t i = uniform(1, 70); i > 0; --i) n3.payloads.push_back(Payload(id++, 1));
+        for (uint32_t i = uniform(1, 200); i > 0; --i) n4.payloads.push_back(Payload(id++, 2, {uniform(0, 0xFFFF)}));
+        n5.payloads.push_back(Payload(id++, 1));
+        infos.insert(infos.end(), {n0, n1, n2, n3, n4, n5});
+        infos.push_back({3, {}});  // payloadCount 0 enqueues nothing (facts 12.4)
+    }
+    return infos;
+}
+
+class MetaPassSources : public MetaPassTest, public ::testing::WithParamInterface<Source> {};
+
+TEST_P(MetaPassSources, MixedGraphMatchesCpuReference) {
+    const TestGraph graph = MixedGraph();
+    const std::vector<TestInfo> infos = MixedInfos(7);
+    const Outcome outcome = Dispatch(graph, infos, GetParam());
+    EXPECT_EQ(outcome.result.host_dropped_records, 0u);
+    EXPECT_EQ(outcome.header().status_flags, 0u);
+    EXPECT_EQ(outcome.header().dropped_records, 0u);
+    EXPECT_EQ(outcome.header().input_half, 0u);
+    EXPECT_EQ(outcome.header().level, 0u);
+    EXPECT_EQ(outcome.header().magic, runtime::kScratchMagic);
+    EXPECT_EQ(outcome.header().record_capacity, outcome.layout.record_capacity);
+    EXPECT_EQ(outcome.header().half_offset[1], outcome.layout.half_offset[1]);
+    EXPECT_EQ(CheckLevel(outcome.scratch.data(), outcome.layout, graph, 0, ExpectedRecords(graph, infos)), "");
+    // The 90000-workgroup records of node 5 need a y split.
+    EXPECT_EQ(outcome.state(0, 5).workgroup_count, 3u * 90000u);
+    EXPECT_EQ(outcome.state(0, 5).dispatch[0], 65535u);
+    EXPECT_EQ(outcome.state(0, 5).dispatch[1], 5u);
+    EXPECT_EQ(outcome.state(0, 7).dispatch[0], 0u);
+    uint32_t total = 0;
+    for (const TestInfo& info : infos) total += static_cast<uint32_t>(info.payloads.size());
+    EXPECT_EQ(outcome.half(0).record_count, total);
+    EXPECT_GE(outcome.header().heap_high_water, outcome.half(0).heap_top);
+    EXPECT_EQ(outcome.half(1).record_count, 0u) << "prepare clears the output half";
+}
+
+INSTANTIATE_TEST_SUITE_P(AllEntrySources, MetaPassSources,
+                         ::testing::Values(Source::kHost, Source::kHostCountDeviceInfos, Source::kDeviceCount),
+                         [](const ::testing::TestParamInfo<Source>& info) {
+                             std::string name = SourceName(info.param);
+                             std::erase_if(name, [](char c) { return !std::isalnum(static_cast<unsigned char>(c)); });
+                             return name;
+                         });
+
+TEST_F(MetaPassTest, DynamicGridsAreClampedAndOversizedRecordsDropped) {
+    TestGraph graph;
+    graph.Add(TestGraph::Dynamic(4, 3, 32, 10, 10, 10), 16);  // 0: MaxNumWorkgroups (10, 10, 10)
+    graph.Add(TestGraph::Dynamic(0, 3, 32, 0, 0, 0), 12);     // 1: no maximum: maxExecutionGraphWorkgroupCount applies
+    {
+        // Within the limits: no flag.
+        const std::vector<TestInfo> infos = {{0, {Payload(1, 4, {10, 10, 10}), Payload(2, 4, {0, 5, 5})}}};
+        const Outcome outcome = Dispatch(graph, infos, Source::kDeviceCount);
+        EXPECT_EQ(outcome.header().status_flags, 0u);
+        EXPECT_EQ(outcome.state(0, 0).workgroup_count, 1000u);
+        EXPECT_EQ(CheckLevel(outcome.scratch.data(), outcome.layout, graph, 0, ExpectedRecords(graph, infos)), "");
+    }
+    {
+        const std::vector<TestInfo> infos = {
+            {0, {Payload(1, 4, {50, 1, 1}), Payload(2, 4, {3, 3, 3})}},
+            {1, {{70000, 2, 1}, {65535, 65535, 1}, {4, 4, 4}}},  // clamped to 65535; over 2^24-1: dropped; fine
+        };
+        const Outcome outcome = Dispatch(graph, infos, Source::kHost);
+        EXPECT_EQ(outcome.header().status_flags, uint32_t{runtime::kStatusGridClamped});
+        EXPECT_EQ(outcome.header().dropped_records, 1u) << "the record over maxExecutionGraphWorkgroups";
+        EXPECT_EQ(outcome.state(0, 0).workgroup_count, 10u + 27u);
+        EXPECT_EQ(outcome.state(0, 1).workgroup_count, 65535u * 2 + 64);
+        EXPECT_EQ(CheckLevel(outcome.scratch.data(), outcome.layout, graph, 0, ExpectedRecords(graph, infos)), "");
+    }
+}
+
+TEST_F(MetaPassTest, InvalidNodeIndexIsFlaggedAndCounted) {
+    const TestGraph graph = MixedGraph();
+    std::vector<TestInfo> infos = MixedInfos(11);
+    for (Source source : {Source::kHost, Source::kDeviceCount}) {
+        std::vector<TestInfo> with_invalid = infos;
+        with_invalid.insert(with_invalid.begin() + 2, TestInfo{99, std::vector<std::vector<uint32_t>>(7, {5, 5})});
+        with_invalid.push_back(TestInfo{kInvalidNode, std::vector<std::vector<uint32_t>>(2, {5, 5})});
+        const Outcome outcome = Dispatch(graph, with_invalid, source);
+        EXPECT_EQ(outcome.header().status_flags, uint32_t{runtime::kStatusInvalidNodeIndex}) << SourceName(source);
+        EXPECT_EQ(outcome.header().dropped_records, 9u) << SourceName(source);
+        EXPECT_EQ(CheckLevel(outcome.scratch.data(), outcome.layout, graph, 0, ExpectedRecords(graph, infos)), "") << SourceName(source);
+    }
+}
+
+TEST_F(MetaPassTest, HeapOverflowDropsAndCountsRecords) {
+    TestGraph graph;
+    graph.Add(TestGraph::Batched(kLaunchThread, 64), 1024);
+    std::vector<TestInfo> infos;
+    uint32_t id = 1;
+    for (int i = 0; i < 3; ++i) {
+        TestInfo info{0, {}};
+        for (int p = 0; p < 200; ++p, ++id) info.payloads.push_back(Payload(id, 256, {id * 3, id * 5}));
+        infos.push_back(info);
+    }
+    const Outcome outcome = Dispatch(graph, infos, Source::kDeviceCount);
+    const uint32_t fits = outcome.layout.heap_capacity / 1024;
+    ASSERT_LT(fits, 600u);
+    EXPECT_EQ(outcome.header().status_flags, uint32_t{runtime::kStatusHeapOverflow});
+    EXPECT_EQ(outcome.header().dropped_records, 600u - fits);
+    EXPECT_EQ(outcome.state(0, 0).record_count, fits);
+    EXPECT_EQ(outcome.state(0, 0).workgroup_count, (fits + 63) / 64);
+    EXPECT_GT(outcome.header().heap_high_water, outcome.layout.heap_capacity) << "high water shows the demand";
+    // The kept records are intact, distinct payloads of the input.
+    std::set<uint32_t> ids;
+    const auto* directory = reinterpret_cast<const runtime::DirectoryEntry*>(outcome.scratch.data() + outcome.layout.DirectoryOffset(0));
+    for (uint32_t k = 0; k < fits; ++k) {
+        const auto* words = reinterpret_cast<const uint32_t*>(outcome.scratch.data() + outcome.layout.HeapOffset(0) + directory[k].payload_offset);
+        EXPECT_EQ(words[1], words[0] * 3) << "payload " << words[0];
+        EXPECT_EQ(words[2], words[0] * 5) << "payload " << words[0];
+        ids.insert(words[0]);
+    }
+    EXPECT_EQ(ids.size(), fits);
+}
+
+TEST_F(MetaPassTest, RecordListOverflowDropsAndCountsRecords) {
+    TestGraph graph;
+    graph.Add(TestGraph::Batched(kLaunchCoalescing, 8), 4);
+    std::vector<TestInfo> infos;
+    uint32_t id = 1;
+    for (int i = 0; i < 20; ++i) {
+        TestInfo info{0, {}};
+        for (int p = 0; p < 250; ++p) info.payloads.push_back({id++});
+        infos.push_back(info);
+    }
+    const Outcome outcome = Dispatch(graph, infos, Source::kDeviceCount);
+    const uint32_t capacity = outcome.layout.record_capacity;
+    ASSERT_EQ(capacity, ScratchPlan::kMinRecordsPerHalf);
+    EXPECT_EQ(outcome.header().status_flags, uint32_t{runtime::kStatusRecordListOverflow});
+    EXPECT_EQ(outcome.header().dropped_records, 5000u - capacity);
+    EXPECT_EQ(outcome.state(0, 0).record_count, capacity);
+    EXPECT_EQ(outcome.state(0, 0).workgroup_count, capacity / 8);
+    std::set<uint32_t> ids;
+    const auto* directory = reinterpret_cast<const runtime::DirectoryEntry*>(outcome.scratch.data() + outcome.layout.DirectoryOffset(0));
+    for (uint32_t k = 0; k < capacity; ++k) {
+        ids.insert(*reinterpret_cast<const uint32_t*>(outcome.scratch.data() + outcome.layout.HeapOffset(0) + directory[k].payload_offset));
+    }
+    EXPECT_EQ(ids.size(), capacity);
+    EXPECT_GE(*ids.begin(), 1u);
+    EXPECT_LE(*ids.rbegin(), 5000u);
+}
+
+TEST_F(MetaPassTest, HostPayloadsThatDoNotFitTheStagingAreaAreCounted) {
+    TestGraph graph;
+    graph.Add(TestGraph::Static(1, 1, 1), 1024);
+    std::vector<TestInfo> infos;
+    uint32_t id = 1;
+    for (int i = 0; i < 3; ++i) {
+        TestInfo info{0, {}};
+        for (int p = 0; p < 256; ++p) info.payloads.push_back(Payload(id++, 256));
+        infos.push_back(info);
+    }
+    const Outcome outcome = Dispatch(graph, infos, Source::kHost);
+    // CPU model of the staging area: count info, three infos, then payloads while they fit, info by info.
+    uint64_t used = 24 + 3 * 24;
+    uint32_t kept = 0;
+    std::vector<TestInfo> kept_infos;
+    for (const TestInfo& info : infos) {
+        const uint32_t fits = static_cast<uint32_t>(std::min<uint64_t>(info.payloads.size(), (outcome.layout.heap_capacity - used) / 1024));
+        used += fits * 1024;
+        kept += fits;
+        kept_infos.push_back({0, {info.payloads.begin(), info.payloads.begin() + fits}});
+    }
+    ASSERT_LT(kept, 768u);
+    EXPECT_EQ(outcome.result.host_dropped_records, 768u - kept);
+    EXPECT_EQ(outcome.header().status_flags, uint32_t{runtime::kStatusHeapOverflow});
+    EXPECT_EQ(outcome.header().dropped_records, 768u - kept);
+    EXPECT_EQ(CheckLevel(outcome.scratch.data(), outcome.layout, graph, 0, ExpectedRecords(graph, kept_infos)), "");
+}
+
+TEST_F(MetaPassTest, ScratchInitializedForAnotherGraphEnqueuesNothing) {
+    const TestGraph graph = MixedGraph();
+    const std::vector<TestInfo> infos = MixedInfos(3);
+    uint32_t total = 0;
+    for (const TestInfo& info : infos) total += static_cast<uint32_t>(info.payloads.size());
+    const Outcome outcome = Dispatch(graph, infos, Source::kDeviceCount, {{}}, kGraphTag + 1);
+    EXPECT_EQ(outcome.header().status_flags, uint32_t{runtime::kStatusUninitialized});
+    EXPECT_EQ(outcome.header().dropped_records, total);
+    EXPECT_EQ(outcome.half(0).record_count, 0u);
+    for (uint32_t n = 0; n < graph.nodes.size(); ++n) EXPECT_EQ(outcome.state(0, n).dispatch[0], 0u) << n;
+}
+
+TEST_F(MetaPassTest, RecordsLeftAfterTheLastLevelAreReported) {
+    const TestGraph graph = MixedGraph();
+    const std::vector<TestInfo> infos = MixedInfos(5);
+    uint32_t total = 0;
+    for (const TestInfo& info : infos) total += static_cast<uint32_t>(info.payloads.size());
+    // No level at all: every entry record is left over.
+    const Outcome outcome = Dispatch(graph, infos, Source::kHostCountDeviceInfos, {});
+    EXPECT_EQ(outcome.header().status_flags, uint32_t{runtime::kStatusDepthLimit});
+    EXPECT_EQ(outcome.header().dropped_records, total);
+}
+
+TEST_F(MetaPassTest, SharingNodesBeyondTheDirectoryCapacityAreDropped) {
+    // Node 1 shares node 0's input: the directory needs twice the records the list holds.
+    TestGraph graph;
+    graph.Add(TestGraph::Static(1, 1, 1), 4);
+    runtime::NodeStaticInfo sharer = TestGraph::Static(2, 1, 1);
+    sharer.shares_input_with = 0;
+    graph.Add(sharer, 4);
+    std::vector<TestInfo> infos;
+    uint32_t id = 1;
+    for (int i = 0; i < 12; ++i) {
+        TestInfo info{0, {}};
+        for (int p = 0; p < 256; ++p) info.payloads.push_back({id++});
+        infos.push_back(info);
+    }
+    const Outcome outcome = Dispatch(graph, infos, Source::kDeviceCount);
+    const uint32_t capacity = outcome.layout.record_capacity;
+    const uint32_t records = 12 * 256;
+    ASSERT_LT(records, capacity);
+    const uint32_t sharer_kept = capacity - records;
+    EXPECT_EQ(outcome.header().status_flags, uint32_t{runtime::kStatusRecordListOverflow});
+    EXPECT_EQ(outcome.header().dropped_records, records - sharer_kept);
+    EXPECT_EQ(outcome.state(0, 0).record_count, records);
+    EXPECT_EQ(outcome.state(0, 1).record_count, sharer_kept);
+    EXPECT_EQ(outcome.state(0, 1).directory_base, records);
+    // The sharer's dispatch stops at the end of its last kept record.
+    EXPECT_EQ(outcome.state(0, 1).workgroup_count, 2 * sharer_kept);
+    const auto* directory = reinterpret_cast<const runtime::DirectoryEntry*>(outcome.scratch.data() + outcome.layout.DirectoryOffset(0));
+    for (uint32_t k = 0; k < sharer_kept; ++k) {
+        EXPECT_EQ(directory[records + k].first_workgroup, 2 * k);
+        EXPECT_EQ(directory[records + k].finish_counter, 2u);
+    }
+}
+
+TEST_F(MetaPassTest, RecordFailsCleanlyOnTooSmallScratchOrBadPlan) {
+    GraphPlan plan;
+    plan.scratch_plan = ScratchPlan(2, 0, 0);
+    plan.nodes.resize(2);
+    plan.levels = {{0}};
+    GpuBuffer scratch = gpu_.CreateBuffer(plan.scratch_plan.MinSize());
+    gpu_.Run([&](VkCommandBuffer cmd) {
+        const RecordResult small =
+            gpu_.recorder().RecordDispatch(cmd, {scratch.buffer, 0, scratch.address, plan.scratch_plan.MinSize() - 64}, plan,
+                                           EntrySource::DeviceCountInfo(0));
+        EXPECT_NE(small.result, VK_SUCCESS);
+        EXPECT_NE(small.error.find("minSize"), std::string::npos) << small.error;
+        const RecordResult no_pipeline = gpu_.recorder().RecordDispatch(
+            cmd, {scratch.buffer, 0, scratch.address, plan.scratch_plan.MinSize()}, plan, EntrySource::DeviceCountInfo(0));
+        EXPECT_NE(no_pipeline.result, VK_SUCCESS);
+        EXPECT_NE(no_pipeline.error.find("no pipeline"), std::string::npos) << no_pipeline.error;
+    });
+    gpu_.DestroyBuffer(&scratch);
+}
+
+}  // namespace
+}  // namespace execgraph::test
