@@ -69,11 +69,10 @@ void RestoreComputeState(DeviceState& device, VkCommandBuffer command_buffer, co
     }
 }
 
-// Binds what every node of the graph sees: the application's execution-graph descriptor sets and its push constants,
-// now with the lowered layout (identical set layouts, so the sets are compatible).
-void BindApplicationGraphState(DeviceState& device, VkCommandBuffer command_buffer, const CommandBufferState& state,
-                               const GraphPipeline& graph) {
-    ReplaySetBindings(device, command_buffer, state.graph, graph.lowered_layout);
+// The application's push constants, pushed with the lowered layout. The meta passes between levels push their own
+// parameters into the same bytes, so this runs before every node dispatch, not once per graph dispatch.
+void PushApplicationConstants(DeviceState& device, VkCommandBuffer command_buffer, const CommandBufferState& state,
+                              const GraphPipeline& graph) {
     for (const PushConstantWrite& write : state.push_constants) {
         if (!(write.stages & VK_SHADER_STAGE_COMPUTE_BIT) || write.offset + write.bytes.size() > graph.context_offset) continue;
         device.dispatch.CmdPushConstants(command_buffer, graph.lowered_layout, VK_SHADER_STAGE_COMPUTE_BIT, write.offset,
@@ -186,12 +185,16 @@ void RecordGraphDispatch(DeviceState& device, VkCommandBuffer command_buffer, Vk
         plan.nodes.push_back({graph.nodes[n].pipeline, graph.lowered_layout, graph.context_offset,
                               graph.nodes[n].info.input_record.size, graph.static_infos[n].shares_input_with});
     }
-    bool application_state_bound = false;
+    // What every node sees: the application's execution-graph descriptor sets and push constants, with the lowered layout
+    // (identical set layouts, so the sets are compatible). The meta pipelines use no descriptor sets, so the sets are
+    // bound once per graph dispatch; push constants are not (PushApplicationConstants).
+    bool sets_bound = false;
     plan.bind_node_state = [&](VkCommandBuffer cmd, uint32_t) {
-        // Every node uses the same lowered layout, so the application's sets and constants are bound once per dispatch.
-        if (application_state_bound) return;
-        BindApplicationGraphState(device, cmd, *state, graph);
-        application_state_bound = true;
+        if (!sets_bound) {
+            ReplaySetBindings(device, cmd, state->graph, graph.lowered_layout);
+            sets_bound = true;
+        }
+        PushApplicationConstants(device, cmd, *state, graph);
     };
     SchedulerRecorder recorder(&device.dispatch, device.meta_pipelines.get());
     RecordResult recorded =

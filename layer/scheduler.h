@@ -60,8 +60,11 @@ struct GraphPlan {
     // levels[L]: the graph nodes that can have records at level L (static reachability, recursion unrolled), at most
     // maxExecutionGraphDepth levels. Every level runs prepare/scatter/args; only these nodes are dispatched.
     std::vector<std::vector<uint32_t>> levels;
-    // Called after a node's pipeline is bound and before its NodePushContext is pushed and it is dispatched: binds the
-    // application's descriptor sets and pushes its constants with the node's layout. May be empty.
+    // Called before every node dispatch, after the node's pipeline is bound and before its NodePushContext is pushed:
+    // binds the application's descriptor sets and pushes its constants with the node's layout. May be empty.
+    // The meta passes between levels push their own constants (with the meta layout) into the same push-constant bytes,
+    // so the application's constants must be pushed again at least on the first call of each level; descriptor sets
+    // stay bound (meta layouts have no sets).
     std::function<void(VkCommandBuffer, uint32_t node)> bind_node_state;
 
     uint32_t node_count() const { return static_cast<uint32_t>(nodes.size()); }

@@ -80,8 +80,8 @@ int main(int argc, char** argv) {
             std::fprintf(stderr, "error: cannot write %s\n", spv_path.c_str());
             return 1;
         }
-        header << "\n// " << input.filename().string() << ", " << result.words.size() << " words\ninline constexpr uint32_t " << name
-               << "[] = {";
+        header << "\n// " << input.filename().string() << ", " << result.words.size() << " words\ninline constexpr uint32_t "
+               << name << "[] = {";
         for (size_t w = 0; w < result.words.size(); ++w) {
             header << (w % 8 == 0 ? "\n    " : " ") << "0x" << std::hex << result.words[w] << std::dec << "u,";
         }

@@ -2,7 +2,7 @@
 //
 // The graph is the "classify, then shade" shape that AMD's work-graph samples use, made small:
 //
-//     host payload {ring_area}
+//     host payload {ring_width}
 //            |
 //            v
 //     classify  (broadcasting, 16x16 workgroups = one per 16x16-pixel tile of a 256x256 image)
@@ -52,18 +52,18 @@ namespace {
 // The problem: sizes, the host payload, the material colours, and the CPU reference.
 // ---------------------------------------------------------------------------------------------------------------------
 
-constexpr uint32_t kImageSize = 256;                       // pixels per side
-constexpr uint32_t kTileSize = 16;                         // pixels per tile side = shade's LocalSize 16 16 1
+constexpr uint32_t kImageSize = 256;                        // pixels per side
+constexpr uint32_t kTileSize = 16;                          // pixels per tile side = shade's LocalSize 16 16 1
 constexpr uint32_t kTilesPerSide = kImageSize / kTileSize;  // 16 = classify's StaticNumWorkgroupsAMDX 16 16 1
 constexpr uint32_t kPixelCount = kImageSize * kImageSize;
-constexpr uint32_t kMaterialCount = 3;                     // = PayloadNodeArraySizeAMDX of classify's output
+constexpr uint32_t kMaterialCount = 3;  // = PayloadNodeArraySizeAMDX of classify's output
 
 // The one record the host sends to classify. Its layout must match ClassifyRecord in classify.spvasm (Offset 0).
 struct ClassifyRecord {
-    uint32_t ring_area;  // squared distance per ring: ring = |tile centre - image centre|^2 / ring_area
+    uint32_t ring_width;  // pixels per ring: ring = floor(|tile centre - image centre| / ring_width); must not be 0
 };
 static_assert(sizeof(ClassifyRecord) == 4);
-constexpr ClassifyRecord kClassifyRecord{1024};
+constexpr ClassifyRecord kClassifyRecord{24};
 
 // The record classify sends to shade[material]; only the shaders use it, the host needs it for the reference only.
 struct TileRecord {
@@ -81,13 +81,15 @@ constexpr std::array<uint32_t, kMaterialCount> kMaterialColors = {
 };
 
 // classify.spvasm, on the CPU: which material a tile gets, and the record it sends.
-uint32_t ClassifyTile(uint32_t tile_x, uint32_t tile_y, uint32_t ring_area, TileRecord* record) {
+uint32_t ClassifyTile(uint32_t tile_x, uint32_t tile_y, uint32_t ring_width, TileRecord* record) {
     // Unsigned arithmetic on purpose, as in the shader: a negative difference wraps around and its square modulo 2^32
     // is still the exact square.
     const uint32_t dx = tile_x * kTileSize + kTileSize / 2 - kImageSize / 2;
     const uint32_t dy = tile_y * kTileSize + kTileSize / 2 - kImageSize / 2;
-    const uint32_t ring = (dx * dx + dy * dy) / ring_area;
-    const uint32_t checker = ((tile_x >> 2) ^ (tile_y >> 2)) & 1u;
+    const uint32_t d2 = dx * dx + dy * dy;
+    uint32_t ring = 0;  // floor(sqrt(d2) / ring_width) without floating point, exactly as the shader's loop does it
+    while ((ring + 1) * ring_width * (ring + 1) * ring_width <= d2) ++ring;
+    const uint32_t checker = ((tile_x >> 3) ^ (tile_y >> 3)) & 1u;  // the quadrant
     *record = TileRecord{tile_x, tile_y, ring};
     return (ring + checker) % kMaterialCount;
 }
@@ -103,13 +105,13 @@ uint32_t ShadePixel(uint32_t base_color, const TileRecord& tile, uint32_t local_
 }
 
 // The whole graph on the CPU. Also counts how many tiles each material got, which the program prints.
-std::vector<uint32_t> ReferenceImage(uint32_t ring_area, std::array<uint32_t, kMaterialCount>* tiles_per_material) {
+std::vector<uint32_t> ReferenceImage(uint32_t ring_width, std::array<uint32_t, kMaterialCount>* tiles_per_material) {
     std::vector<uint32_t> pixels(kPixelCount, 0);
     *tiles_per_material = {};
     for (uint32_t tile_y = 0; tile_y < kTilesPerSide; ++tile_y) {
         for (uint32_t tile_x = 0; tile_x < kTilesPerSide; ++tile_x) {
             TileRecord tile;
-            const uint32_t material = ClassifyTile(tile_x, tile_y, ring_area, &tile);
+            const uint32_t material = ClassifyTile(tile_x, tile_y, ring_width, &tile);
             ++(*tiles_per_material)[material];
             for (uint32_t local_y = 0; local_y < kTileSize; ++local_y) {
                 for (uint32_t local_x = 0; local_x < kTileSize; ++local_x) {
@@ -214,6 +216,7 @@ bool WritePng(const std::string& path, const std::vector<uint32_t>& pixels, uint
 
 const char* ResultName(VkResult result) {
     switch (result) {
+        // clang-format off
         case VK_SUCCESS: return "VK_SUCCESS";
         case VK_NOT_READY: return "VK_NOT_READY";
         case VK_TIMEOUT: return "VK_TIMEOUT";
@@ -234,7 +237,9 @@ const char* ResultName(VkResult result) {
         case VK_ERROR_INVALID_SHADER_NV: return "VK_ERROR_INVALID_SHADER_NV";
         case VK_ERROR_INVALID_OPAQUE_CAPTURE_ADDRESS: return "VK_ERROR_INVALID_OPAQUE_CAPTURE_ADDRESS";
         case VK_PIPELINE_COMPILE_REQUIRED: return "VK_PIPELINE_COMPILE_REQUIRED";
-        default: return "(unnamed VkResult)";
+        // clang-format on
+        default:
+            return "(unnamed VkResult)";
     }
 }
 
@@ -245,7 +250,8 @@ class Failure : public std::runtime_error {
 
 void Check(VkResult result, const char* call) {
     if (result != VK_SUCCESS) {
-        throw Failure(std::string(call) + " returned " + ResultName(result) + " (" + std::to_string(static_cast<int>(result)) + ")");
+        throw Failure(std::string(call) + " returned " + ResultName(result) + " (" + std::to_string(static_cast<int>(result)) +
+                      ")");
     }
 }
 
@@ -308,7 +314,8 @@ class TileShadingExample {
     std::vector<uint32_t> ReadBack() const;
 
   private:
-    Buffer CreateBuffer(VkDeviceSize size, VkBufferUsageFlags usage, VkMemoryPropertyFlags properties);
+    // Creates into *buffer (a member), so that whatever exists when a step fails is destroyed by the destructor.
+    void CreateBuffer(VkDeviceSize size, VkBufferUsageFlags usage, VkMemoryPropertyFlags properties, Buffer* buffer);
     void DestroyBuffer(Buffer* buffer);
     uint32_t FindMemoryType(uint32_t type_bits, VkMemoryPropertyFlags properties) const;
     VkShaderModule CreateShaderModule(const uint32_t* words, size_t word_count);
@@ -379,7 +386,8 @@ void TileShadingExample::CreateInstance() {
     application.apiVersion = VK_API_VERSION_1_3;
 
     VkDebugUtilsMessengerCreateInfoEXT messenger_info{VK_STRUCTURE_TYPE_DEBUG_UTILS_MESSENGER_CREATE_INFO_EXT};
-    messenger_info.messageSeverity = VK_DEBUG_UTILS_MESSAGE_SEVERITY_INFO_BIT_EXT | VK_DEBUG_UTILS_MESSAGE_SEVERITY_WARNING_BIT_EXT |
+    messenger_info.messageSeverity = VK_DEBUG_UTILS_MESSAGE_SEVERITY_INFO_BIT_EXT |
+                                     VK_DEBUG_UTILS_MESSAGE_SEVERITY_WARNING_BIT_EXT |
                                      VK_DEBUG_UTILS_MESSAGE_SEVERITY_ERROR_BIT_EXT;
     messenger_info.messageType = VK_DEBUG_UTILS_MESSAGE_TYPE_GENERAL_BIT_EXT | VK_DEBUG_UTILS_MESSAGE_TYPE_VALIDATION_BIT_EXT |
                                  VK_DEBUG_UTILS_MESSAGE_TYPE_PERFORMANCE_BIT_EXT;
@@ -422,7 +430,8 @@ void TileShadingExample::PickPhysicalDevice() {
         vkGetPhysicalDeviceProperties(device, &properties);
 
         uint32_t extension_count = 0;
-        Check(vkEnumerateDeviceExtensionProperties(device, nullptr, &extension_count, nullptr), "vkEnumerateDeviceExtensionProperties");
+        Check(vkEnumerateDeviceExtensionProperties(device, nullptr, &extension_count, nullptr),
+              "vkEnumerateDeviceExtensionProperties");
         std::vector<VkExtensionProperties> extensions(extension_count);
         Check(vkEnumerateDeviceExtensionProperties(device, nullptr, &extension_count, extensions.data()),
               "vkEnumerateDeviceExtensionProperties");
@@ -434,12 +443,13 @@ void TileShadingExample::PickPhysicalDevice() {
         // Advertising the extension is not enough: the feature bit says whether execution graphs can be used.
         // (shaderMeshEnqueue, mesh nodes, is a separate feature this example does not need.)
         VkPhysicalDeviceShaderEnqueueFeaturesAMDX enqueue_features{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SHADER_ENQUEUE_FEATURES_AMDX};
-        VkPhysicalDeviceVulkan12Features vulkan12_features{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_2_FEATURES, &enqueue_features};
+        VkPhysicalDeviceVulkan12Features vulkan12_features{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_2_FEATURES,
+                                                           &enqueue_features};
         VkPhysicalDeviceFeatures2 features{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2, &vulkan12_features};
         vkGetPhysicalDeviceFeatures2(device, &features);
         if (!enqueue_features.shaderEnqueue || !vulkan12_features.bufferDeviceAddress) {
-            std::printf("skipping %s: shaderEnqueue=%u bufferDeviceAddress=%u\n", properties.deviceName, enqueue_features.shaderEnqueue,
-                        vulkan12_features.bufferDeviceAddress);
+            std::printf("skipping %s: shaderEnqueue=%u bufferDeviceAddress=%u\n", properties.deviceName,
+                        enqueue_features.shaderEnqueue, vulkan12_features.bufferDeviceAddress);
             continue;
         }
 
@@ -529,8 +539,9 @@ uint32_t TileShadingExample::FindMemoryType(uint32_t type_bits, VkMemoryProperty
     throw Failure("no memory type with property flags " + std::to_string(properties));
 }
 
-Buffer TileShadingExample::CreateBuffer(VkDeviceSize size, VkBufferUsageFlags usage, VkMemoryPropertyFlags properties) {
-    Buffer result;
+void TileShadingExample::CreateBuffer(VkDeviceSize size, VkBufferUsageFlags usage, VkMemoryPropertyFlags properties,
+                                      Buffer* buffer) {
+    Buffer& result = *buffer;
     result.size = size;
     VkBufferCreateInfo create_info{VK_STRUCTURE_TYPE_BUFFER_CREATE_INFO};
     create_info.size = size;
@@ -547,12 +558,8 @@ Buffer TileShadingExample::CreateBuffer(VkDeviceSize size, VkBufferUsageFlags us
     allocate.pNext = (usage & VK_BUFFER_USAGE_SHADER_DEVICE_ADDRESS_BIT) ? &flags : nullptr;
     allocate.allocationSize = requirements.size;
     allocate.memoryTypeIndex = FindMemoryType(requirements.memoryTypeBits, properties);
-    VkResult result_code = vkAllocateMemory(device_, &allocate, nullptr, &result.memory);
-    if (result_code != VK_SUCCESS) DestroyBuffer(&result);
-    Check(result_code, "vkAllocateMemory");
-    result_code = vkBindBufferMemory(device_, result.buffer, result.memory, 0);
-    if (result_code != VK_SUCCESS) DestroyBuffer(&result);
-    Check(result_code, "vkBindBufferMemory");
+    Check(vkAllocateMemory(device_, &allocate, nullptr, &result.memory), "vkAllocateMemory");
+    Check(vkBindBufferMemory(device_, result.buffer, result.memory, 0), "vkBindBufferMemory");
 
     if (usage & VK_BUFFER_USAGE_SHADER_DEVICE_ADDRESS_BIT) {
         VkBufferDeviceAddressInfo address_info{VK_STRUCTURE_TYPE_BUFFER_DEVICE_ADDRESS_INFO};
@@ -560,11 +567,8 @@ Buffer TileShadingExample::CreateBuffer(VkDeviceSize size, VkBufferUsageFlags us
         result.address = vkGetBufferDeviceAddress(device_, &address_info);
     }
     if (properties & VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT) {
-        result_code = vkMapMemory(device_, result.memory, 0, VK_WHOLE_SIZE, 0, &result.mapped);
-        if (result_code != VK_SUCCESS) DestroyBuffer(&result);
-        Check(result_code, "vkMapMemory");
+        Check(vkMapMemory(device_, result.memory, 0, VK_WHOLE_SIZE, 0, &result.mapped), "vkMapMemory");
     }
-    return result;
 }
 
 void TileShadingExample::DestroyBuffer(Buffer* buffer) {
@@ -589,8 +593,8 @@ VkShaderModule TileShadingExample::CreateShaderModule(const uint32_t* words, siz
 void TileShadingExample::CreateResources() {
     // Host-visible so that the result can be read directly; zeroed so that a tile no shader wrote shows up as a
     // transparent black hole in the PNG and as a mismatch in the verification.
-    pixels_ = CreateBuffer(kPixelCount * sizeof(uint32_t), VK_BUFFER_USAGE_STORAGE_BUFFER_BIT,
-                           VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT | VK_MEMORY_PROPERTY_HOST_COHERENT_BIT);
+    CreateBuffer(kPixelCount * sizeof(uint32_t), VK_BUFFER_USAGE_STORAGE_BUFFER_BIT,
+                 VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT | VK_MEMORY_PROPERTY_HOST_COHERENT_BIT, &pixels_);
     std::memset(pixels_.mapped, 0, pixels_.size);
 
     const VkDescriptorSetLayoutBinding binding{0, VK_DESCRIPTOR_TYPE_STORAGE_BUFFER, 1, VK_SHADER_STAGE_COMPUTE_BIT, nullptr};
@@ -697,8 +701,8 @@ void TileShadingExample::CreateScratch() {
                 static_cast<unsigned long long>(size_info.maxSize), static_cast<unsigned long long>(size_info.sizeGranularity));
     Require(size_info.minSize <= size_info.maxSize, "scratch size query returned minSize > maxSize");
 
-    // Take as much as the graph can use, within a budget of 64 MiB: min + a whole number of granules.
-    constexpr VkDeviceSize kBudget = 64ull << 20;
+    // Take as much as the graph can use, within a budget of 16 MiB: min + a whole number of granules.
+    constexpr VkDeviceSize kBudget = 16ull << 20;
     VkDeviceSize size = size_info.minSize;
     if (size_info.maxSize > size && size < kBudget) {
         VkDeviceSize extra = std::min(size_info.maxSize, kBudget) - size;
@@ -708,8 +712,8 @@ void TileShadingExample::CreateScratch() {
     if (size == 0) size = 4;  // a valid buffer even if the graph needs no scratch at all
 
     // Device-local: only the GPU touches scratch.
-    scratch_ = CreateBuffer(size, VK_BUFFER_USAGE_EXECUTION_GRAPH_SCRATCH_BIT_AMDX | VK_BUFFER_USAGE_SHADER_DEVICE_ADDRESS_BIT,
-                            VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT);
+    CreateBuffer(size, VK_BUFFER_USAGE_EXECUTION_GRAPH_SCRATCH_BIT_AMDX | VK_BUFFER_USAGE_SHADER_DEVICE_ADDRESS_BIT,
+                 VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT, &scratch_);
     std::printf("scratch buffer: %llu bytes at device address 0x%llx\n", static_cast<unsigned long long>(scratch_.size),
                 static_cast<unsigned long long>(scratch_.address));
 }
@@ -795,7 +799,7 @@ uint32_t CountMatches(const std::vector<uint32_t>& gpu, const std::vector<uint32
         if (reported++ < max_reports) {
             const uint32_t x = i % kImageSize, y = i / kImageSize;
             TileRecord tile;
-            const uint32_t material = ClassifyTile(x / kTileSize, y / kTileSize, kClassifyRecord.ring_area, &tile);
+            const uint32_t material = ClassifyTile(x / kTileSize, y / kTileSize, kClassifyRecord.ring_width, &tile);
             std::fprintf(stderr, "mismatch at pixel (%u, %u), tile (%u, %u), material %u: got 0x%08x, expected 0x%08x\n", x, y,
                          tile.tile_x, tile.tile_y, material, gpu[i], reference[i]);
         }
@@ -810,7 +814,7 @@ int main(int argc, char** argv) {
     const std::string reference_png_path = argc > 2 ? argv[2] : "";
 
     std::array<uint32_t, kMaterialCount> tiles_per_material{};
-    const std::vector<uint32_t> reference = ReferenceImage(kClassifyRecord.ring_area, &tiles_per_material);
+    const std::vector<uint32_t> reference = ReferenceImage(kClassifyRecord.ring_width, &tiles_per_material);
     if (!reference_png_path.empty()) {
         if (!WritePng(reference_png_path, reference, kImageSize, kImageSize)) {
             std::fprintf(stderr, "error: cannot write %s\n", reference_png_path.c_str());
@@ -836,8 +840,8 @@ int main(int argc, char** argv) {
         std::printf("verification: FAILED, the graph did not run (%s)\n", failure.what());
         return 1;
     }
-    std::printf("classify sent %u tiles to shade[0], %u to shade[1], %u to shade[2] (per the CPU reference)\n", tiles_per_material[0],
-                tiles_per_material[1], tiles_per_material[2]);
+    std::printf("classify sent %u tiles to shade[0], %u to shade[1], %u to shade[2] (per the CPU reference)\n",
+                tiles_per_material[0], tiles_per_material[1], tiles_per_material[2]);
 
     // Write the image before judging it: a wrong image is easiest to understand by looking at it.
     const bool png_ok = WritePng(png_path, image, kImageSize, kImageSize);
