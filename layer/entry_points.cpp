@@ -59,6 +59,7 @@ const Intercept kIntercepts[] = {
     {"vkDestroyPipelineLayout",                    AsVoid(&intercept::DestroyPipelineLayout),                   InterceptScope::kEmulatingDevice},
     {"vkCreateComputePipelines",                   AsVoid(&intercept::CreateComputePipelines),                  InterceptScope::kEmulatingDevice},
     {"vkDestroyPipeline",                          AsVoid(&intercept::DestroyPipeline),                         InterceptScope::kEmulatingDevice},
+    {"vkSetDebugUtilsObjectNameEXT",               AsVoid(&intercept::SetDebugUtilsObjectNameEXT),              InterceptScope::kEmulatingDevice},
     {"vkAllocateCommandBuffers",                   AsVoid(&intercept::AllocateCommandBuffers),                  InterceptScope::kEmulatingDevice},
     {"vkFreeCommandBuffers",                       AsVoid(&intercept::FreeCommandBuffers),                      InterceptScope::kEmulatingDevice},
     {"vkDestroyCommandPool",                       AsVoid(&intercept::DestroyCommandPool),                      InterceptScope::kEmulatingDevice},

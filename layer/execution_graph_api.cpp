@@ -115,6 +115,34 @@ VKAPI_ATTR void VKAPI_CALL DestroyPipeline(VkDevice device, VkPipeline pipeline,
     state->dispatch.DestroyPipeline(device, pipeline, pAllocator);
 }
 
+// Graph pipelines, node libraries and AMDX shader modules are layer objects: their handles must not reach the driver.
+// A name given to a graph pipeline is kept and passed on to its lowered node pipelines as "<name>/<node>[<index>]", so
+// debuggers show which node a dispatch belongs to.
+VKAPI_ATTR VkResult VKAPI_CALL SetDebugUtilsObjectNameEXT(VkDevice device, const VkDebugUtilsObjectNameInfoEXT* pNameInfo) {
+    std::shared_ptr<DeviceState> state = FindDeviceState(GetDispatchKey(device));
+    if (!state || state->dispatch.SetDebugUtilsObjectNameEXT == nullptr) return VK_ERROR_EXTENSION_NOT_PRESENT;
+    if (pNameInfo->objectType == VK_OBJECT_TYPE_SHADER_MODULE &&
+        state->amdx_shader_modules.Contains(reinterpret_cast<VkShaderModule>(pNameInfo->objectHandle))) {
+        return VK_SUCCESS;
+    }
+    if (pNameInfo->objectType == VK_OBJECT_TYPE_PIPELINE) {
+        if (auto graph = state->graph_pipelines.Find(reinterpret_cast<VkPipeline>(pNameInfo->objectHandle))) {
+            (*graph)->debug_name = pNameInfo->pObjectName != nullptr ? pNameInfo->pObjectName : "";
+            for (const GraphNode& node : (*graph)->nodes) {
+                const std::string node_name =
+                    (*graph)->debug_name + "/" + node.name + "[" + std::to_string(node.shader_index) + "]";
+                VkDebugUtilsObjectNameInfoEXT node_info{VK_STRUCTURE_TYPE_DEBUG_UTILS_OBJECT_NAME_INFO_EXT};
+                node_info.objectType = VK_OBJECT_TYPE_PIPELINE;
+                node_info.objectHandle = reinterpret_cast<uint64_t>(node.pipeline);
+                node_info.pObjectName = node_name.c_str();
+                if (node.pipeline != VK_NULL_HANDLE) state->dispatch.SetDebugUtilsObjectNameEXT(device, &node_info);
+            }
+            return VK_SUCCESS;
+        }
+    }
+    return state->dispatch.SetDebugUtilsObjectNameEXT(device, pNameInfo);
+}
+
 VKAPI_ATTR VkResult VKAPI_CALL GetExecutionGraphPipelineScratchSizeAMDX(VkDevice device, VkPipeline executionGraph,
                                                                         VkExecutionGraphPipelineScratchSizeAMDX* pSizeInfo) {
     std::shared_ptr<DeviceState> state = FindDeviceState(GetDispatchKey(device));

@@ -63,6 +63,12 @@ TEST_F(GraphDispatch, HelloWorkGraphsFromHostPayloads) {
     VkResult result = VK_SUCCESS;
     VkPipeline graph = context_.CreateGraph(HelloGraphStages(), layout, &result);
     ASSERT_EQ(result, VK_SUCCESS) << context_.log().Problems();
+    // Naming a graph pipeline (a layer object) must not reach the driver with the layer's handle.
+    auto set_name = reinterpret_cast<PFN_vkSetDebugUtilsObjectNameEXT>(vkGetDeviceProcAddr(context_.device(), "vkSetDebugUtilsObjectNameEXT"));
+    ASSERT_NE(set_name, nullptr);
+    VkDebugUtilsObjectNameInfoEXT name{VK_STRUCTURE_TYPE_DEBUG_UTILS_OBJECT_NAME_INFO_EXT, nullptr, VK_OBJECT_TYPE_PIPELINE,
+                                       reinterpret_cast<uint64_t>(graph), "hello-graph"};
+    EXPECT_EQ(set_name(context_.device(), &name), VK_SUCCESS);
     TestBuffer& scratch = PrepareScratch(graph);
 
     HelloEntryRecord records[4];
