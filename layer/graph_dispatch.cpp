@@ -196,9 +196,19 @@ void RecordGraphDispatch(DeviceState& device, VkCommandBuffer command_buffer, Vk
         }
         PushApplicationConstants(device, cmd, *state, graph);
     };
+    // A labelled region per graph dispatch, so debuggers show the graph's dispatches as one named step.
+    const bool label = device.instance->settings.debug_labels && device.dispatch.CmdBeginDebugUtilsLabelEXT != nullptr &&
+                       device.dispatch.CmdEndDebugUtilsLabelEXT != nullptr;
+    if (label) {
+        const std::string text = std::string(command) + " " + (graph.debug_name.empty() ? "execution graph" : graph.debug_name);
+        VkDebugUtilsLabelEXT region{VK_STRUCTURE_TYPE_DEBUG_UTILS_LABEL_EXT};
+        region.pLabelName = text.c_str();
+        device.dispatch.CmdBeginDebugUtilsLabelEXT(command_buffer, &region);
+    }
     SchedulerRecorder recorder(&device.dispatch, device.meta_pipelines.get());
     RecordResult recorded =
         recorder.RecordDispatch(command_buffer, ScratchBinding{range->buffer, range->offset, scratch, scratch_size}, plan, source);
+    if (label) device.dispatch.CmdEndDebugUtilsLabelEXT(command_buffer);
     if (recorded.result != VK_SUCCESS) ReportDispatchError(device, command_buffer, std::string(command) + ": " + recorded.error);
     RestoreComputeState(device, command_buffer, *state);
 }

@@ -3,6 +3,7 @@
 #include "graph_pipeline_builder.h"
 
 #include <algorithm>
+#include <cstdio>
 #include <cstring>
 #include <map>
 #include <atomic>
@@ -77,6 +78,27 @@ void NameNode(GraphNode& node) {
     node.name = node.source.node_name_override.empty() ? node.source.entry_point : node.source.node_name_override;
     node.shader_index = node.source.node_index_override != VK_SHADER_INDEX_UNUSED_AMDX ? node.source.node_index_override
                                                                                       : node.info.shader_index.value_or(0);
+}
+
+// Writes a node's original AMDX module and its lowered module to the `dump_shaders_path` folder, named after the graph
+// and the node so a person can tell them apart (docs/settings.md). Failures to write are reported, never fatal.
+void DumpNodeShaders(const DeviceState& device, uint32_t graph_tag, const GraphNode& node, const std::vector<uint32_t>& lowered) {
+    const std::string& folder = device.instance->settings.dump_shaders_path;
+    if (folder.empty()) return;
+    std::string stem = folder + "/graph" + std::to_string(graph_tag) + "_" + node.name + "_" + std::to_string(node.shader_index);
+    for (char& c : stem) {
+        if (c == ' ' || c == ':' || c == '\\') c = '_';
+    }
+    const std::pair<std::string, const std::vector<uint32_t>*> files[] = {{stem + ".amdx.spv", node.source.words.get()},
+                                                                           {stem + ".lowered.spv", &lowered}};
+    for (const auto& [path, words] : files) {
+        FILE* file = std::fopen(path.c_str(), "wb");
+        const bool written = file != nullptr && std::fwrite(words->data(), sizeof(uint32_t), words->size(), file) == words->size();
+        if (file != nullptr) std::fclose(file);
+        if (!written) {
+            device.messages().Emit(MessageSeverity::kWarning, message_id::kSettings, "dump_shaders_path: could not write " + path);
+        }
+    }
 }
 
 uint32_t AlignUp(uint32_t value, uint32_t alignment) { return (value + alignment - 1) / alignment * alignment; }
@@ -326,10 +348,13 @@ GraphBuildResult BuildExecutionGraphPipeline(DeviceState& device, VkPipelineCach
     if (result != VK_SUCCESS) return Failure(result, "creating the lowered pipeline layout failed");
 
     // 7. Lower every node and create its compute pipeline.
+    static std::atomic<uint32_t> next_graph_tag{1};
+    const uint32_t graph_tag = next_graph_tag.fetch_add(1);
     for (uint32_t n = 0; n < graph->nodes.size(); ++n) {
         GraphNode& node = graph->nodes[n];
         spirv::LoweringOptions options;
         options.graph_node_index = n;
+        options.shader_index = node.shader_index;  // BuiltIn ShaderIndexAMDX sees the API's index override
         options.context_offset = graph->context_offset;
         options.output_table_index = node.output_table_index;
         options.output_table_length = node.output_table_length;
@@ -343,6 +368,7 @@ GraphBuildResult BuildExecutionGraphPipeline(DeviceState& device, VkPipelineCach
             return Failure(VK_ERROR_UNKNOWN, "lowering node " + NodeLabel(node.name, node.shader_index) + " failed: " + lowered.error().ToString());
         }
         node.lowered_local_size = lowered->local_size;
+        DumpNodeShaders(device, graph_tag, node, lowered->words);
         if (node.info.launch == spirv::LaunchKind::kThread) graph->static_infos[n].records_per_workgroup = lowered->local_size[0];
         for (const spirv::NodeOutputInfo& output : node.info.outputs) {
             // A workgroup allocates at most maxExecutionGraphShaderPayloadCount records (facts §12.1); size the trash for it.
@@ -384,8 +410,7 @@ GraphBuildResult BuildExecutionGraphPipeline(DeviceState& device, VkPipelineCach
     graph->scratch_size.minSize = graph->scratch_plan.MinSize();
     graph->scratch_size.maxSize = graph->scratch_plan.MaxSize();
     graph->scratch_size.sizeGranularity = graph->scratch_plan.SizeGranularity();
-    static std::atomic<uint32_t> next_graph_tag{1};
-    graph->graph_tag = next_graph_tag.fetch_add(1);
+    graph->graph_tag = graph_tag;
     return GraphBuildResult{VK_SUCCESS, "", graph};
 }
 

@@ -31,14 +31,14 @@ constexpr SettingDescriptor kSettingDescriptors[] = {
     {"optimize_lowered_shaders", "false", "Run the SPIRV-Tools performance passes on every lowered shader module.",
      SettingField<&LayerSettings::optimize_lowered_shaders>()},
     {"dump_shaders_path", "",
-     "Folder into which the original and lowered SPIR-V of every execution graph is written; empty disables dumping.",
+     "Folder into which the original and lowered SPIR-V of every node is written; empty disables dumping.",
      SettingField<&LayerSettings::dump_shaders_path>()},
-    {"statistics", "false", "Collect per-graph dispatch statistics and report them when the device is destroyed.",
+    {"statistics", "false", "Not implemented yet: per-dispatch statistics (accepted and ignored).",
      SettingField<&LayerSettings::statistics>()},
     {"overflow_fatal", "false",
-     "Treat a payload-queue overflow as a fatal device error instead of dropping the excess work with a warning.",
+     "Not implemented yet: make a graph dispatch that drops records fatal (accepted and ignored).",
      SettingField<&LayerSettings::overflow_fatal>()},
-    {"debug_labels", "true", "Wrap emulated graph dispatches in debug-utils labels and name the layer's internal objects.",
+    {"debug_labels", "true", "Wrap each emulated graph dispatch in a debug-utils label.",
      SettingField<&LayerSettings::debug_labels>()},
 };
 
