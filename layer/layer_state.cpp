@@ -3,15 +3,16 @@
 namespace execgraph {
 namespace {
 
-// Function-local statics: constructed on first use, so loading the library runs no constructors.
+// Constructed on first use, so loading the library runs no constructors, and deliberately never destroyed: applications
+// destroy devices and instances from their own static destructors, which may run after ours would have.
 ConcurrentMap<DispatchKey, std::shared_ptr<InstanceState>>& Instances() {
-    static ConcurrentMap<DispatchKey, std::shared_ptr<InstanceState>> instances;
-    return instances;
+    static auto* instances = new ConcurrentMap<DispatchKey, std::shared_ptr<InstanceState>>;
+    return *instances;
 }
 
 ConcurrentMap<DispatchKey, std::shared_ptr<DeviceState>>& Devices() {
-    static ConcurrentMap<DispatchKey, std::shared_ptr<DeviceState>> devices;
-    return devices;
+    static auto* devices = new ConcurrentMap<DispatchKey, std::shared_ptr<DeviceState>>;
+    return *devices;
 }
 
 }  // namespace
