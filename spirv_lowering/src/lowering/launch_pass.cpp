@@ -374,7 +374,7 @@ Result<bool> LaunchPass::Run(Module& module) {
                 value = e.SelectU32(e.Less(depth, max_recursion), e.Sub(max_recursion, depth), e.U32(0));
                 break;
             case BuiltIn::ShaderIndexAMDX:
-                value = e.U32(info.shader_index.value_or(0));
+                value = e.U32(ctx_.options.shader_index.value_or(info.shader_index.value_or(0)));
                 break;
             default:
                 return Error{kNoWordOffset, "internal: unexpected built-in remap"};

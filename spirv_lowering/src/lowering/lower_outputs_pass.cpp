@@ -58,7 +58,10 @@ class OutputHelpers {
         return b.DefineFunction(ctx_.u64, params, [&](std::span<const std::uint32_t> p) {
             Emitter& e = b.emit();
             const std::uint32_t count = p[0];
-            const auto [valid, target] = LookUp(e, output, p[1]);
+            // Plain variables, not a structured binding: clang < 16 cannot capture bindings in the nested lambdas below.
+            const std::pair<std::uint32_t, std::uint32_t> looked_up = LookUp(e, output, p[1]);
+            const std::uint32_t valid = looked_up.first;
+            const std::uint32_t target = looked_up.second;
             const std::uint32_t half = e.LoadU32Var(ctx_.var_output_half);
             std::uint32_t heap_old = e.U32(0);
             std::uint32_t heap_ok = valid;

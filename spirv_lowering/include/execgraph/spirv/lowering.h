@@ -10,6 +10,7 @@
 
 #include <array>
 #include <cstdint>
+#include <optional>
 #include <vector>
 
 #include "execgraph/spirv/module.h"
@@ -28,6 +29,9 @@ struct LoweringOptions {
     std::vector<std::uint32_t> output_record_stride;  // per output: heap bytes per record (0 only for empty records)
     std::uint32_t input_record_stride = 0;
     std::uint32_t thread_batch_size = 32;  // lowered workgroup size for kThread nodes
+    // What BuiltIn ShaderIndexAMDX reads: the node's index in the graph, which VkPipelineShaderStageNodeCreateInfoAMDX::index
+    // overrides. Unset: the module's ShaderIndexAMDX execution mode (0 without one).
+    std::optional<std::uint32_t> shader_index;
     bool validate = true;                  // run spvValidate (Vulkan 1.3) on the result; fail with its message
     bool optimize = false;                 // run SPIRV-Tools' performance passes on the result
 };
