@@ -187,7 +187,12 @@ VKAPI_ATTR VkResult VKAPI_CALL CreateDevice(VkPhysicalDevice physicalDevice, con
     state->emulates_shader_enqueue = emulate;
     state->shader_enqueue_feature_enabled = shader_enqueue_feature;
     LoadDeviceDispatchTable(*pDevice, next_get_device_proc_addr, &state->dispatch);
-    if (emulate) state->meta_pipelines = std::make_unique<MetaPipelines>(*pDevice, &state->dispatch);
+    if (emulate) {
+        state->meta_pipelines = std::make_unique<MetaPipelines>(*pDevice, &state->dispatch);
+        VkPhysicalDeviceMemoryProperties memory;
+        instance->dispatch.GetPhysicalDeviceMemoryProperties(physicalDevice, &memory);
+        state->reporter = std::make_unique<DispatchReporter>(*pDevice, &state->dispatch, memory);
+    }
     RegisterDeviceState(GetDispatchKey(*pDevice), state);
     if (emulate) {
         instance->messages.Emit(MessageSeverity::kInfo, message_id::kEmulationActive,
@@ -216,6 +221,7 @@ VKAPI_ATTR void VKAPI_CALL DestroyDevice(VkDevice device, const VkAllocationCall
         graph->Destroy(*state, pAllocator);
     }
     if (state->meta_pipelines) state->meta_pipelines->Destroy();
+    if (state->reporter) state->reporter->Destroy();
     state->dispatch.DestroyDevice(device, pAllocator);
 }
 

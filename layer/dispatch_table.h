@@ -57,7 +57,20 @@ namespace execgraph {
     X(ResetCommandPool)                    \
     X(DestroyCommandPool)                  \
     X(GetBufferDeviceAddressKHR)           \
-    X(GetBufferDeviceAddressEXT)
+    X(GetBufferDeviceAddressEXT)           \
+    X(GetBufferMemoryRequirements)         \
+    X(AllocateMemory)                      \
+    X(FreeMemory)                          \
+    X(MapMemory)                           \
+    X(BindBufferMemory)                    \
+    X(CmdCopyBuffer)                       \
+    X(QueueSubmit)                         \
+    X(QueueSubmit2)                        \
+    X(QueueWaitIdle)                       \
+    X(DeviceWaitIdle)                      \
+    X(WaitForFences)                       \
+    X(GetFenceStatus)                      \
+    X(WaitSemaphores)
 
 struct InstanceDispatchTable {
     PFN_vkGetInstanceProcAddr GetInstanceProcAddr = nullptr;

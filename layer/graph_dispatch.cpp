@@ -1,6 +1,7 @@
 // vkCmdInitializeGraphScratchMemoryAMDX and the three graph dispatch commands on emulating devices.
 #include "graph_dispatch.h"
 
+#include <cstddef>
 #include <cstring>
 #include <string>
 
@@ -208,6 +209,11 @@ void RecordGraphDispatch(DeviceState& device, VkCommandBuffer command_buffer, Vk
     SchedulerRecorder recorder(&device.dispatch, device.meta_pipelines.get());
     RecordResult recorded =
         recorder.RecordDispatch(command_buffer, ScratchBinding{range->buffer, range->offset, scratch, scratch_size}, plan, source);
+    if (recorded.result == VK_SUCCESS && device.reporter) {
+        device.reporter->RecordReadback(command_buffer, range->buffer, range->offset + offsetof(runtime::GraphHeader, status_flags),
+                                        std::string(command) + " with execution graph " +
+                                            (graph.debug_name.empty() ? std::string("(unnamed)") : "\"" + graph.debug_name + "\""));
+    }
     if (label) device.dispatch.CmdEndDebugUtilsLabelEXT(command_buffer);
     if (recorded.result != VK_SUCCESS) ReportDispatchError(device, command_buffer, std::string(command) + ": " + recorded.error);
     RestoreComputeState(device, command_buffer, *state);

@@ -7,6 +7,7 @@
 #include <string>
 
 #include "concurrent_map.h"
+#include "dispatch_reports.h"
 #include "device_objects.h"
 #include "dispatch_table.h"
 #include "emulation_support.h"
@@ -52,6 +53,7 @@ struct DeviceState {
     ConcurrentMap<VkPipeline, std::shared_ptr<GraphPipeline>> graph_pipelines;  // execution graphs and node libraries
     ConcurrentMap<VkCommandBuffer, std::shared_ptr<CommandBufferState>> command_buffers;
     std::unique_ptr<MetaPipelines> meta_pipelines;  // the scheduler's pipelines, created on first use
+    std::unique_ptr<DispatchReporter> reporter;     // reports dropped work at the application's synchronisation points
 
     const MessageSink& messages() const { return instance->messages; }
 };

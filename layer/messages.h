@@ -30,6 +30,7 @@ inline constexpr char kInvalidUsage[] = "EXECGRAPH-INVALID-USAGE";
 inline constexpr char kOutOfMemory[] = "EXECGRAPH-OUT-OF-MEMORY";
 inline constexpr char kPipelineCreation[] = "EXECGRAPH-PIPELINE-CREATION";
 inline constexpr char kDispatch[] = "EXECGRAPH-DISPATCH";
+inline constexpr char kDroppedWork[] = "EXECGRAPH-DROPPED-WORK";
 }  // namespace message_id
 
 // An object a message is about, shown by debuggers and validation-style message formatters.

@@ -197,6 +197,50 @@ TEST_F(GraphCreation, NodeIndicesAreStableAndUnknownNamesFail) {
     context_.Destroy(uav);
 }
 
+// More entry records than a scratch half holds: the excess is dropped, nothing outside scratch is written, every kept
+// record runs, and the application hears about the drop (with the exact count) by the time its wait returns.
+TEST_F(GraphDispatch, OverflowIsReportedWithTheDroppedCount) {
+    constexpr uint32_t kRecords = 20000;
+    TestBuffer& uav = Own(context_.CreateBuffer(kRecords * sizeof(uint32_t), VK_BUFFER_USAGE_STORAGE_BUFFER_BIT));
+    VkPipelineLayout layout = context_.CreateStorageBufferLayout({&uav});
+    VkPipeline graph = context_.CreateGraph({{ReadCorpus("thread_node"), "main"}}, layout);
+    ASSERT_NE(graph, VK_NULL_HANDLE) << context_.log().Problems();
+    TestBuffer& scratch = PrepareScratch(graph);  // minSize: a few thousand records per half
+    struct Record {
+        uint32_t index, value;
+    };
+    std::vector<Record> records(kRecords);
+    for (uint32_t i = 0; i < kRecords; ++i) records[i] = {i, i + 1};
+    VkDispatchGraphInfoAMDX info{context_.NodeIndex(graph, "main", 0), kRecords, {}, sizeof(Record)};
+    info.payloads.hostAddress = records.data();
+    VkDispatchGraphCountInfoAMDX count_info{1, {}, sizeof(info)};
+    count_info.infos.hostAddress = &info;
+    context_.Submit([&](VkCommandBuffer cmd) {
+        vkCmdBindPipeline(cmd, VK_PIPELINE_BIND_POINT_EXECUTION_GRAPH_AMDX, graph);
+        VkDescriptorSet set = context_.descriptor_set();
+        vkCmdBindDescriptorSets(cmd, VK_PIPELINE_BIND_POINT_EXECUTION_GRAPH_AMDX, layout, 0, 1, &set, 0, nullptr);
+        context_.vkCmdDispatchGraphAMDX(cmd, scratch.address, scratch.size, &count_info);
+    });
+    const uint32_t capacity = scratch.As<uint32_t>()[8];  // GraphHeader::record_capacity
+    ASSERT_GT(capacity, 0u);
+    ASSERT_LT(capacity, kRecords);
+    uint32_t ran = 0;
+    for (uint32_t i = 0; i < kRecords; ++i) {
+        const uint32_t value = uav.As<uint32_t>()[i];
+        EXPECT_TRUE(value == 0 || value == i + 1) << "UAV[" << i << "] = " << value;
+        ran += value != 0;
+    }
+    EXPECT_EQ(ran, capacity);
+    std::vector<std::string> reports;
+    for (const MessageLog::Message& message : context_.log().Messages()) {
+        if (message.id == "EXECGRAPH-DROPPED-WORK") reports.push_back(message.text);
+    }
+    ASSERT_EQ(reports.size(), 1u) << context_.log().Problems();
+    EXPECT_NE(reports[0].find(std::to_string(kRecords - capacity) + " records were dropped"), std::string::npos) << reports[0];
+    EXPECT_NE(reports[0].find("record list"), std::string::npos) << reports[0];
+    context_.log().Clear();
+}
+
 // dump_shaders_path: every node's AMDX module and its lowered module land in the folder, and the lowered one is plain
 // Vulkan 1.3 SPIR-V that SPIRV-Tools accepts.
 TEST(ShaderDumps, EveryNodeIsWrittenBeforeAndAfterLowering) {

@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include <cstdlib>
 #include <cstring>
 #include <fstream>
 #include <sstream>
@@ -10,12 +11,24 @@
 
 namespace execgraph::test {
 
-std::string ReadCorpus(const std::string& name) {
-    std::ifstream file(std::string(EXECGRAPH_SPIRV_CORPUS_DIR) + "/" + name + ".spvasm");
+namespace {
+
+std::string ReadText(const char* environment_override, const char* built_in_folder, const std::string& name) {
+    // The environment may point elsewhere when the binaries run on another machine than the one that built them.
+    const char* folder = std::getenv(environment_override);
+    const std::string path = std::string(folder != nullptr ? folder : built_in_folder) + "/" + name + ".spvasm";
+    std::ifstream file(path);
+    EXPECT_TRUE(file.good()) << "cannot read " << path;
     std::stringstream text;
     text << file.rdbuf();
     return text.str();
 }
+
+}  // namespace
+
+std::string ReadCorpus(const std::string& name) { return ReadText("EXECGRAPH_SPIRV_CORPUS_DIR", EXECGRAPH_SPIRV_CORPUS_DIR, name); }
+
+std::string ReadModule(const std::string& name) { return ReadText("EXECGRAPH_E2E_MODULES_DIR", EXECGRAPH_E2E_MODULES_DIR, name); }
 
 GraphTestContext::GraphTestContext(bool with_validation) {
     InstanceOptions options;
@@ -23,7 +36,23 @@ GraphTestContext::GraphTestContext(bool with_validation) {
     if (with_validation) options.layers.push_back(kValidationLayerName);
     instance_ = std::make_unique<TestInstance>(options, &log_);
     if (instance_->result() != VK_SUCCESS) return;
-    device_ = std::make_unique<TestDevice>(*instance_, DeviceOptions{});
+    // DXC records with 16- or 64-bit members put Int16 / Int64 into the node modules the application creates, so the
+    // application enables the matching core features, as a real one would (the validation layer checks it).
+    VkPhysicalDeviceFeatures supported{};
+    vkGetPhysicalDeviceFeatures(instance_->PhysicalDevice(), &supported);
+    VkPhysicalDeviceFeatures features{};
+    features.shaderInt16 = supported.shaderInt16;
+    features.shaderInt64 = supported.shaderInt64;
+    // LocalSizeId (DXC's [NumThreads] with spec constants) needs maintenance4, which the application must enable.
+    VkPhysicalDeviceVulkan13Features supported13{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_3_FEATURES};
+    VkPhysicalDeviceFeatures2 supported2{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2, &supported13};
+    vkGetPhysicalDeviceFeatures2(instance_->PhysicalDevice(), &supported2);
+    VkPhysicalDeviceVulkan13Features features13{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_3_FEATURES};
+    features13.maintenance4 = supported13.maintenance4;
+    DeviceOptions device_options;
+    device_options.enabled_features = &features;
+    device_options.extra_pnext = &features13;
+    device_ = std::make_unique<TestDevice>(*instance_, device_options);
     if (device_->result() != VK_SUCCESS) return;
     vkGetDeviceQueue(device(), device_->queue_family(), 0, &queue_);
     VkCommandPoolCreateInfo pool_info{VK_STRUCTURE_TYPE_COMMAND_POOL_CREATE_INFO};
@@ -47,8 +76,8 @@ GraphTestContext::~GraphTestContext() {
         for (VkPipeline pipeline : pipelines_) vkDestroyPipeline(device(), pipeline, nullptr);
         for (VkShaderModule module : modules_) vkDestroyShaderModule(device(), module, nullptr);
         for (VkPipelineLayout layout : pipeline_layouts_) vkDestroyPipelineLayout(device(), layout, nullptr);
-        if (descriptor_pool_ != VK_NULL_HANDLE) vkDestroyDescriptorPool(device(), descriptor_pool_, nullptr);
-        if (set_layout_ != VK_NULL_HANDLE) vkDestroyDescriptorSetLayout(device(), set_layout_, nullptr);
+        for (VkDescriptorPool pool : descriptor_pools_) vkDestroyDescriptorPool(device(), pool, nullptr);
+        for (VkDescriptorSetLayout set_layout : set_layouts_) vkDestroyDescriptorSetLayout(device(), set_layout, nullptr);
         if (command_pool_ != VK_NULL_HANDLE) vkDestroyCommandPool(device(), command_pool_, nullptr);
     }
     device_.reset();
@@ -70,8 +99,8 @@ TestBuffer GraphTestContext::CreateBuffer(VkDeviceSize size, VkBufferUsageFlags 
     result.size = size;
     VkBufferCreateInfo create_info{VK_STRUCTURE_TYPE_BUFFER_CREATE_INFO};
     create_info.size = size;
-    create_info.usage = usage | VK_BUFFER_USAGE_SHADER_DEVICE_ADDRESS_BIT | VK_BUFFER_USAGE_TRANSFER_DST_BIT |
-                        VK_BUFFER_USAGE_TRANSFER_SRC_BIT;
+    create_info.usage =
+        usage | VK_BUFFER_USAGE_SHADER_DEVICE_ADDRESS_BIT | VK_BUFFER_USAGE_TRANSFER_DST_BIT | VK_BUFFER_USAGE_TRANSFER_SRC_BIT;
     EXPECT_EQ(vkCreateBuffer(device(), &create_info, nullptr, &result.buffer), VK_SUCCESS);
     VkMemoryRequirements requirements;
     vkGetBufferMemoryRequirements(device(), result.buffer, &requirements);
@@ -103,7 +132,8 @@ void GraphTestContext::Destroy(TestBuffer& buffer) {
     buffer = {};
 }
 
-VkPipelineLayout GraphTestContext::CreateStorageBufferLayout(const std::vector<TestBuffer*>& buffers, uint32_t push_constant_bytes) {
+VkPipelineLayout GraphTestContext::CreateStorageBufferLayout(const std::vector<TestBuffer*>& buffers,
+                                                             uint32_t push_constant_bytes) {
     std::vector<VkDescriptorSetLayoutBinding> bindings;
     for (uint32_t i = 0; i < buffers.size(); ++i) {
         bindings.push_back({i, VK_DESCRIPTOR_TYPE_STORAGE_BUFFER, 1, VK_SHADER_STAGE_COMPUTE_BIT, nullptr});
@@ -111,17 +141,22 @@ VkPipelineLayout GraphTestContext::CreateStorageBufferLayout(const std::vector<T
     VkDescriptorSetLayoutCreateInfo set_info{VK_STRUCTURE_TYPE_DESCRIPTOR_SET_LAYOUT_CREATE_INFO};
     set_info.bindingCount = static_cast<uint32_t>(bindings.size());
     set_info.pBindings = bindings.data();
-    EXPECT_EQ(vkCreateDescriptorSetLayout(device(), &set_info, nullptr, &set_layout_), VK_SUCCESS);
-    const VkDescriptorPoolSize pool_size{VK_DESCRIPTOR_TYPE_STORAGE_BUFFER, std::max<uint32_t>(1, static_cast<uint32_t>(buffers.size()))};
+    VkDescriptorSetLayout set_layout = VK_NULL_HANDLE;
+    EXPECT_EQ(vkCreateDescriptorSetLayout(device(), &set_info, nullptr, &set_layout), VK_SUCCESS);
+    set_layouts_.push_back(set_layout);
+    const VkDescriptorPoolSize pool_size{VK_DESCRIPTOR_TYPE_STORAGE_BUFFER,
+                                         std::max<uint32_t>(1, static_cast<uint32_t>(buffers.size()))};
     VkDescriptorPoolCreateInfo pool_info{VK_STRUCTURE_TYPE_DESCRIPTOR_POOL_CREATE_INFO};
     pool_info.maxSets = 1;
     pool_info.poolSizeCount = 1;
     pool_info.pPoolSizes = &pool_size;
-    EXPECT_EQ(vkCreateDescriptorPool(device(), &pool_info, nullptr, &descriptor_pool_), VK_SUCCESS);
+    VkDescriptorPool pool = VK_NULL_HANDLE;
+    EXPECT_EQ(vkCreateDescriptorPool(device(), &pool_info, nullptr, &pool), VK_SUCCESS);
+    descriptor_pools_.push_back(pool);
     VkDescriptorSetAllocateInfo allocate{VK_STRUCTURE_TYPE_DESCRIPTOR_SET_ALLOCATE_INFO};
-    allocate.descriptorPool = descriptor_pool_;
+    allocate.descriptorPool = pool;
     allocate.descriptorSetCount = 1;
-    allocate.pSetLayouts = &set_layout_;
+    allocate.pSetLayouts = &set_layout;
     EXPECT_EQ(vkAllocateDescriptorSets(device(), &allocate, &descriptor_set_), VK_SUCCESS);
     std::vector<VkDescriptorBufferInfo> infos;
     for (TestBuffer* buffer : buffers) infos.push_back({buffer->buffer, 0, VK_WHOLE_SIZE});
@@ -140,7 +175,7 @@ VkPipelineLayout GraphTestContext::CreateStorageBufferLayout(const std::vector<T
     VkPushConstantRange push{VK_SHADER_STAGE_COMPUTE_BIT, 0, push_constant_bytes};
     VkPipelineLayoutCreateInfo layout_info{VK_STRUCTURE_TYPE_PIPELINE_LAYOUT_CREATE_INFO};
     layout_info.setLayoutCount = 1;
-    layout_info.pSetLayouts = &set_layout_;
+    layout_info.pSetLayouts = &set_layout;
     layout_info.pushConstantRangeCount = push_constant_bytes > 0 ? 1 : 0;
     layout_info.pPushConstantRanges = &push;
     VkPipelineLayout layout = VK_NULL_HANDLE;
@@ -162,10 +197,39 @@ VkShaderModule GraphTestContext::CreateNodeModule(const std::string& assembly) {
 }
 
 VkPipeline GraphTestContext::CreateGraph(const std::vector<NodeStage>& stages, VkPipelineLayout layout, VkResult* result_out) {
+    return CreateGraph(stages, {}, layout, result_out);
+}
+
+VkPipeline GraphTestContext::CreateComputePipeline(const NodeStage& stage, VkPipelineLayout layout, bool as_graph_library,
+                                                   VkResult* result_out) {
+    VkPipelineCreateFlags2CreateInfoKHR flags{VK_STRUCTURE_TYPE_PIPELINE_CREATE_FLAGS_2_CREATE_INFO_KHR};
+    flags.flags = VK_PIPELINE_CREATE_2_LIBRARY_BIT_KHR | VK_PIPELINE_CREATE_2_EXECUTION_GRAPH_BIT_AMDX;
+    VkPipelineShaderStageNodeCreateInfoAMDX node_info{VK_STRUCTURE_TYPE_PIPELINE_SHADER_STAGE_NODE_CREATE_INFO_AMDX, nullptr,
+                                                      stage.node_name, stage.node_index};
+    VkComputePipelineCreateInfo create_info{VK_STRUCTURE_TYPE_COMPUTE_PIPELINE_CREATE_INFO};
+    create_info.pNext = as_graph_library ? &flags : nullptr;
+    create_info.stage = {VK_STRUCTURE_TYPE_PIPELINE_SHADER_STAGE_CREATE_INFO};
+    create_info.stage.pNext = as_graph_library ? &node_info : nullptr;
+    create_info.stage.stage = VK_SHADER_STAGE_COMPUTE_BIT;
+    create_info.stage.module = CreateNodeModule(stage.assembly);
+    create_info.stage.pName = stage.entry_point.c_str();
+    create_info.stage.pSpecializationInfo = stage.specialization;
+    create_info.layout = layout;
+    create_info.basePipelineIndex = -1;
+    VkPipeline pipeline = VK_NULL_HANDLE;
+    VkResult result = vkCreateComputePipelines(device(), VK_NULL_HANDLE, 1, &create_info, nullptr, &pipeline);
+    if (result_out) *result_out = result;
+    if (result == VK_SUCCESS) pipelines_.push_back(pipeline);
+    return pipeline;
+}
+
+VkPipeline GraphTestContext::CreateGraph(const std::vector<NodeStage>& stages, const std::vector<VkPipeline>& libraries,
+                                         VkPipelineLayout layout, VkResult* result_out) {
     std::vector<VkPipelineShaderStageNodeCreateInfoAMDX> node_infos(stages.size());
     std::vector<VkPipelineShaderStageCreateInfo> stage_infos(stages.size());
     for (size_t i = 0; i < stages.size(); ++i) {
-        node_infos[i] = {VK_STRUCTURE_TYPE_PIPELINE_SHADER_STAGE_NODE_CREATE_INFO_AMDX, nullptr, stages[i].node_name, stages[i].node_index};
+        node_infos[i] = {VK_STRUCTURE_TYPE_PIPELINE_SHADER_STAGE_NODE_CREATE_INFO_AMDX, nullptr, stages[i].node_name,
+                         stages[i].node_index};
         stage_infos[i] = {VK_STRUCTURE_TYPE_PIPELINE_SHADER_STAGE_CREATE_INFO};
         stage_infos[i].pNext = &node_infos[i];
         stage_infos[i].stage = VK_SHADER_STAGE_COMPUTE_BIT;
@@ -176,6 +240,10 @@ VkPipeline GraphTestContext::CreateGraph(const std::vector<NodeStage>& stages, V
     VkExecutionGraphPipelineCreateInfoAMDX create_info{VK_STRUCTURE_TYPE_EXECUTION_GRAPH_PIPELINE_CREATE_INFO_AMDX};
     create_info.stageCount = static_cast<uint32_t>(stage_infos.size());
     create_info.pStages = stage_infos.data();
+    VkPipelineLibraryCreateInfoKHR library_info{VK_STRUCTURE_TYPE_PIPELINE_LIBRARY_CREATE_INFO_KHR};
+    library_info.libraryCount = static_cast<uint32_t>(libraries.size());
+    library_info.pLibraries = libraries.data();
+    create_info.pLibraryInfo = libraries.empty() ? nullptr : &library_info;
     create_info.layout = layout;
     create_info.basePipelineIndex = -1;
     VkPipeline pipeline = VK_NULL_HANDLE;
@@ -186,7 +254,8 @@ VkPipeline GraphTestContext::CreateGraph(const std::vector<NodeStage>& stages, V
 }
 
 uint32_t GraphTestContext::NodeIndex(VkPipeline graph, const char* name, uint32_t index) {
-    VkPipelineShaderStageNodeCreateInfoAMDX info{VK_STRUCTURE_TYPE_PIPELINE_SHADER_STAGE_NODE_CREATE_INFO_AMDX, nullptr, name, index};
+    VkPipelineShaderStageNodeCreateInfoAMDX info{VK_STRUCTURE_TYPE_PIPELINE_SHADER_STAGE_NODE_CREATE_INFO_AMDX, nullptr, name,
+                                                 index};
     uint32_t node_index = ~0u;
     EXPECT_EQ(vkGetExecutionGraphPipelineNodeIndexAMDX(device(), graph, &info, &node_index), VK_SUCCESS) << name;
     return node_index;
@@ -208,8 +277,8 @@ void GraphTestContext::Submit(const std::function<void(VkCommandBuffer)>& record
     VkMemoryBarrier barrier{VK_STRUCTURE_TYPE_MEMORY_BARRIER};
     barrier.srcAccessMask = VK_ACCESS_MEMORY_WRITE_BIT;
     barrier.dstAccessMask = VK_ACCESS_HOST_READ_BIT;
-    vkCmdPipelineBarrier(command_buffer, VK_PIPELINE_STAGE_ALL_COMMANDS_BIT, VK_PIPELINE_STAGE_HOST_BIT, 0, 1, &barrier, 0, nullptr, 0,
-                         nullptr);
+    vkCmdPipelineBarrier(command_buffer, VK_PIPELINE_STAGE_ALL_COMMANDS_BIT, VK_PIPELINE_STAGE_HOST_BIT, 0, 1, &barrier, 0, nullptr,
+                         0, nullptr);
     ASSERT_EQ(vkEndCommandBuffer(command_buffer), VK_SUCCESS);
     VkSubmitInfo submit{VK_STRUCTURE_TYPE_SUBMIT_INFO};
     submit.commandBufferCount = 1;

@@ -28,8 +28,8 @@ struct TestBuffer {
 };
 
 struct NodeStage {
-    std::string assembly;     // AMDX SPIR-V text (tests/spirv_corpus style)
-    std::string entry_point;  // OpEntryPoint name
+    std::string assembly;             // AMDX SPIR-V text (tests/spirv_corpus style)
+    std::string entry_point;          // OpEntryPoint name
     const char* node_name = nullptr;  // VkPipelineShaderStageNodeCreateInfoAMDX::pName (null: entry point name)
     uint32_t node_index = VK_SHADER_INDEX_UNUSED_AMDX;
     const VkSpecializationInfo* specialization = nullptr;
@@ -50,12 +50,22 @@ class GraphTestContext {
     void Destroy(TestBuffer& buffer);
 
     // A descriptor set layout, set and pipeline layout with `buffers` storage buffers at set 0, bindings 0..n-1.
+    // Every call makes a new set; descriptor_set() is the one from the latest call (tests that need the app's compute
+    // state next to the graph's keep both).
     VkPipelineLayout CreateStorageBufferLayout(const std::vector<TestBuffer*>& buffers, uint32_t push_constant_bytes = 0);
     VkDescriptorSet descriptor_set() const { return descriptor_set_; }
 
     VkShaderModule CreateNodeModule(const std::string& assembly);
     // Creates an execution graph pipeline; returns VK_NULL_HANDLE and records the VkResult on failure.
     VkPipeline CreateGraph(const std::vector<NodeStage>& stages, VkPipelineLayout layout, VkResult* result = nullptr);
+    // Same, linking `libraries` (node pipelines from CreateComputePipeline with `as_graph_library`) through pLibraryInfo.
+    VkPipeline CreateGraph(const std::vector<NodeStage>& stages, const std::vector<VkPipeline>& libraries, VkPipelineLayout layout,
+                           VkResult* result = nullptr);
+    // A plain compute pipeline, or with `as_graph_library` one node of an execution graph library
+    // (VK_PIPELINE_CREATE_2_LIBRARY_BIT_KHR | VK_PIPELINE_CREATE_2_EXECUTION_GRAPH_BIT_AMDX through
+    // VkPipelineCreateFlags2CreateInfoKHR). Returns VK_NULL_HANDLE and records the VkResult on failure.
+    VkPipeline CreateComputePipeline(const NodeStage& stage, VkPipelineLayout layout, bool as_graph_library = false,
+                                     VkResult* result = nullptr);
     uint32_t NodeIndex(VkPipeline graph, const char* name, uint32_t index);
 
     void Submit(const std::function<void(VkCommandBuffer)>& record);
@@ -77,8 +87,8 @@ class GraphTestContext {
     std::unique_ptr<TestDevice> device_;
     VkQueue queue_ = VK_NULL_HANDLE;
     VkCommandPool command_pool_ = VK_NULL_HANDLE;
-    VkDescriptorSetLayout set_layout_ = VK_NULL_HANDLE;
-    VkDescriptorPool descriptor_pool_ = VK_NULL_HANDLE;
+    std::vector<VkDescriptorSetLayout> set_layouts_;
+    std::vector<VkDescriptorPool> descriptor_pools_;
     VkDescriptorSet descriptor_set_ = VK_NULL_HANDLE;
     std::vector<VkPipelineLayout> pipeline_layouts_;
     std::vector<VkShaderModule> modules_;
@@ -87,5 +97,7 @@ class GraphTestContext {
 
 // Reads a corpus module (tests/spirv_corpus/NAME.spvasm).
 std::string ReadCorpus(const std::string& name);
+// Reads an end-to-end test module (tests/e2e/modules/NAME.spvasm); nothing but the e2e tests reads that folder.
+std::string ReadModule(const std::string& name);
 
 }  // namespace execgraph::test

@@ -1,0 +1,226 @@
+// Every launch kind alone and chained, end to end on lavapipe: static and dynamic broadcast (the grid member at
+// different offsets and of different types), grids with a zero dimension, more than 65535 workgroups in one node
+// dispatch, coalescing with batches of 1..3 records, and thread nodes. Each test compares the whole UAV with a CPU
+// reference (vkd3d-proton's test_workgraph_broadcast_input / coalesced_input / thread_input data where they exist).
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <numeric>
+#include <vector>
+
+#include "graph_test_fixture.h"
+
+namespace execgraph::test {
+namespace {
+
+using LaunchKinds = GraphTest;
+
+uint64_t Sum(const std::vector<uint32_t>& values) { return std::accumulate(values.begin(), values.end(), uint64_t{0}); }
+size_t NonZero(const std::vector<uint32_t>& values) {
+    return std::count_if(values.begin(), values.end(), [](uint32_t v) { return v != 0; });
+}
+
+TEST_F(LaunchKinds, StaticBroadcastIgnoresNothingButTheGrid) {
+    struct Rec {
+        uint32_t v, w;
+    };
+    const std::vector<Rec> records = {{19, 800}, {400, 90}};
+    TestBuffer& uav = Uav(1024);
+    RunGraph({{ReadModule("static_broadcast_xor"), "main"}}, uav, {{"main", 0, 2, records.data(), sizeof(Rec)}});
+    std::vector<uint32_t> expected;
+    for (const Rec& r : records) AddGridCells(expected, 3, 3, 2, r.v ^ r.w);
+    ASSERT_EQ(NonZero(expected), 432u);
+    ExpectUav(uav, expected);
+}
+
+TEST_F(LaunchKinds, DynamicGridUintAtOffset4) {
+    struct Rec {
+        uint32_t v, grid, w;
+    };
+    // The third record has a zero grid: nothing of it may run.
+    const std::vector<Rec> records = {{19, 3, 800}, {400, 2, 90}, {1, 0, 2}};
+    TestBuffer& uav = Uav(1024);
+    RunGraph({{ReadCorpus("broadcast_dynamic_grid_uint_offset4"), "main"}}, uav, {{"main", 0, 3, records.data(), sizeof(Rec)}});
+    std::vector<uint32_t> expected;
+    for (const Rec& r : records) AddGridCells(expected, r.grid, 1, 1, r.v ^ r.w);
+    ASSERT_EQ(NonZero(expected), 72u);
+    ASSERT_EQ(Sum(expected), 80952u);
+    ExpectUav(uav, expected);
+}
+
+struct Uint2Rec {
+    uint32_t v, gx, gy, w;
+};
+const std::vector<Uint2Rec> kUint2Records = {{19, 3, 2, 800}, {400, 2, 1, 90}, {5, 0, 3, 6}, {7, 2, 0, 8}};
+
+std::vector<uint32_t> Uint2Expected() {
+    std::vector<uint32_t> expected;
+    for (const Uint2Rec& r : kUint2Records) AddGridCells(expected, r.gx, r.gy, 1, r.v ^ r.w);
+    return expected;
+}
+
+TEST_F(LaunchKinds, DynamicGridUint2AtOffset4) {
+    TestBuffer& uav = Uav(1024);
+    RunGraph({{ReadCorpus("broadcast_dynamic_grid_uint2_offset4"), "main"}}, uav,
+             {{"main", 0, static_cast<uint32_t>(kUint2Records.size()), kUint2Records.data(), sizeof(Uint2Rec)}});
+    const std::vector<uint32_t> expected = Uint2Expected();
+    ASSERT_EQ(NonZero(expected), 144u);
+    ASSERT_EQ(Sum(expected), 139920u);
+    ExpectUav(uav, expected);
+}
+
+TEST_F(LaunchKinds, DynamicGridUint16x2AtOffset4) {
+    struct Rec {
+        uint32_t v;
+        uint16_t gx, gy;
+        uint32_t w;
+    };
+    static_assert(sizeof(Rec) == 12);
+    std::vector<Rec> records;
+    for (const Uint2Rec& r : kUint2Records) records.push_back({r.v, static_cast<uint16_t>(r.gx), static_cast<uint16_t>(r.gy), r.w});
+    TestBuffer& uav = Uav(1024);
+    RunGraph({{ReadCorpus("broadcast_dynamic_grid_u16x2"), "main"}}, uav,
+             {{"main", 0, static_cast<uint32_t>(records.size()), records.data(), sizeof(Rec)}});
+    ExpectUav(uav, Uint2Expected());
+}
+
+TEST_F(LaunchKinds, DynamicGridUint3AtOffset0) {
+    struct Rec {
+        uint32_t gx, gy, gz, texture_index;
+    };
+    // UAV[dtid.x] = texture_index for every thread of the grid; the records with a zero dimension must not store 99.
+    // (Every grid stays within MaxNumWorkgroupsAMDX(2,3,4): larger ones are clamped and reported as dropped work.)
+    const std::vector<Rec> records = {{2, 0, 1, 99}, {2, 3, 4, 7}, {1, 1, 0, 99}, {0, 3, 4, 99}};
+    TestBuffer& uav = Uav(256);
+    RunGraph({{ReadCorpus("broadcast_dynamic_grid_uint3"), "main"}}, uav, {{"main", 0, 4, records.data(), sizeof(Rec)}});
+    ExpectUav(uav, std::vector<uint32_t>(16, 7));
+}
+
+struct Grid3Data {
+    uint32_t grid[3];
+    uint32_t v, w;
+};
+const std::vector<Grid3Data> kGrid3Records = {{{1, 2, 3}, 19, 800}, {{4, 1, 2}, 400, 90}, {{2, 0, 2}, 1, 2}, {{4, 4, 4}, 3, 5}};
+
+std::vector<uint32_t> Grid3Expected() {
+    std::vector<uint32_t> expected;
+    for (const Grid3Data& r : kGrid3Records) AddGridCells(expected, r.grid[0], r.grid[1], r.grid[2], r.v ^ r.w);
+    return expected;
+}
+
+TEST_F(LaunchKinds, DynamicGridUintArray3) {
+    struct Rec {
+        uint32_t grid[3];
+        uint32_t v, w;
+    };
+    std::vector<Rec> records;
+    for (const Grid3Data& r : kGrid3Records) records.push_back({{r.grid[0], r.grid[1], r.grid[2]}, r.v, r.w});
+    TestBuffer& uav = Uav(2048);
+    RunGraph({{ReadCorpus("broadcast_dynamic_grid_uint_array3"), "main"}}, uav,
+             {{"main", 0, static_cast<uint32_t>(records.size()), records.data(), sizeof(Rec)}});
+    ExpectUav(uav, Grid3Expected());
+}
+
+TEST_F(LaunchKinds, DynamicGridInNestedStruct) {
+    struct Rec {
+        uint32_t v;
+        uint32_t grid[3];
+        uint32_t w;
+    };
+    std::vector<Rec> records;
+    for (const Grid3Data& r : kGrid3Records) records.push_back({r.v, {r.grid[0], r.grid[1], r.grid[2]}, r.w});
+    TestBuffer& uav = Uav(2048);
+    RunGraph({{ReadCorpus("broadcast_dynamic_grid_nested"), "main"}}, uav,
+             {{"main", 0, static_cast<uint32_t>(records.size()), records.data(), sizeof(Rec)}});
+    ExpectUav(uav, Grid3Expected());
+}
+
+TEST_F(LaunchKinds, OnlyZeroGridsRunNothing) {
+    struct Rec {
+        uint32_t v, gx, gy, w;
+    };
+    const std::vector<Rec> records = {{1, 0, 0, 2}, {3, 0, 4, 5}, {6, 4, 0, 7}};
+    TestBuffer& uav = Uav(1024);
+    RunGraph({{ReadCorpus("broadcast_dynamic_grid_uint2_offset4"), "main"}}, uav, {{"main", 0, 3, records.data(), sizeof(Rec)}});
+    ExpectUav(uav, {});
+}
+
+TEST_F(LaunchKinds, MoreThan65535WorkgroupsInOneNodeDispatch) {
+    // Two records of 40000 x 2 workgroups each: 160000 workgroups in one node dispatch; every workgroup sets one bit.
+    const std::vector<uint32_t> records = {0, 2500};
+    TestBuffer& uav = Uav(5000 + 64);
+    RunGraph({{ReadModule("wide_static_grid"), "main"}}, uav, {{"main", 0, 2, records.data(), sizeof(uint32_t)}});
+    ExpectUav(uav, std::vector<uint32_t>(5000, 0xFFFFFFFFu));
+}
+
+struct IdxValue {
+    uint32_t idx, v;
+};
+const std::vector<IdxValue> kCoalescedRecords = {{100, 50}, {150, 40}, {200, 79}, {300, 40},
+                                                 {400, 30}, {490, 20}, {530, 10}, {32, 32}};
+
+std::vector<uint32_t> CoalescedExpected() {
+    std::vector<uint32_t> expected(1024, 0);
+    for (const IdxValue& r : kCoalescedRecords) {
+        for (uint32_t t = 0; t < 24; ++t) expected[r.idx + t] = r.v;
+    }
+    return expected;
+}
+
+TEST_F(LaunchKinds, CoalescingAllRecordsInOneDispatch) {
+    TestBuffer& uav = Uav(1024);
+    RunGraph({{ReadCorpus("coalescing_max_records"), "main"}}, uav, {{"main", 0, 8, kCoalescedRecords.data(), sizeof(IdxValue)}});
+    const std::vector<uint32_t> expected = CoalescedExpected();
+    ASSERT_EQ(NonZero(expected), 192u);
+    ASSERT_EQ(Sum(expected), 7224u);
+    ExpectUav(uav, expected);
+}
+
+TEST_F(LaunchKinds, CoalescingBatchesOfOneTwoAndThree) {
+    // Four dispatches of 1, 2, 3 and 2 records: workgroups see every batch size up to MaxRecords(3).
+    TestBuffer& uav = Uav(1024);
+    const IdxValue* r = kCoalescedRecords.data();
+    RunGraph({{ReadCorpus("coalescing_max_records"), "main"}}, uav,
+             {{"main", 0, 1, r, sizeof(IdxValue)},
+              {"main", 0, 2, r + 1, sizeof(IdxValue)},
+              {"main", 0, 3, r + 3, sizeof(IdxValue)},
+              {"main", 0, 2, r + 6, sizeof(IdxValue)}});
+    ExpectUav(uav, CoalescedExpected());
+}
+
+TEST_F(LaunchKinds, ThreadNode256Records) {
+    std::vector<IdxValue> records;
+    std::vector<uint32_t> expected(1024, 0);
+    for (uint32_t i = 0; i < 256; ++i) {
+        records.push_back({(i ^ 7) * 3, i ^ 0xabcd});
+        expected[(i ^ 7) * 3] = i ^ 0xabcd;
+    }
+    ASSERT_EQ(Sum(expected), 11239296u);
+    TestBuffer& uav = Uav(1024);
+    RunGraph({{ReadCorpus("thread_node"), "main"}}, uav, {{"main", 0, 256, records.data(), sizeof(IdxValue)}});
+    ExpectUav(uav, expected);
+}
+
+TEST_F(LaunchKinds, ThreadFeedsDynamicBroadcast) {
+    TestBuffer& uav = Uav(1024);
+    RunGraph({{ReadModule("thread_forward_grid"), "main", "Entry"},
+              {ReadCorpus("broadcast_dynamic_grid_uint2_offset4"), "main", "Grid"}},
+             uav, {{"Entry", 0, static_cast<uint32_t>(kUint2Records.size()), kUint2Records.data(), sizeof(Uint2Rec)}});
+    ExpectUav(uav, Uint2Expected());
+}
+
+TEST_F(LaunchKinds, StaticBroadcastFeedsCoalescing) {
+    const uint32_t v0 = 1000;
+    TestBuffer& uav = Uav(512);
+    RunGraph(
+        {{ReadModule("chain_static_to_coalescing"), "main", "Entry"}, {ReadCorpus("coalescing_max_records"), "main", "Coalesce"}},
+        uav, {{"Entry", 0, 1, &v0, sizeof(v0)}});
+    std::vector<uint32_t> expected(12 * 24);
+    for (uint32_t d = 0; d < 12; ++d) {
+        for (uint32_t t = 0; t < 24; ++t) expected[24 * d + t] = v0 + d;
+    }
+    ExpectUav(uav, expected);
+}
+
+}  // namespace
+}  // namespace execgraph::test

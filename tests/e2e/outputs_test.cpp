@@ -1,0 +1,163 @@
+// Node outputs end to end: node arrays indexed at run time, sparse arrays with ArraySize and unbounded sparse arrays
+// with missing members, OpIsNodePayloadValidAMDX, empty records allocated and never enqueued, SharesInputWithAMDX, and
+// TrackFinishWriting with OpFinishWritingNodePayloadAMDX (vkd3d-proton two_level_empty, shared_inputs and
+// cross_group_sharing expectations). Every test compares the whole UAV with a CPU reference.
+#include <gtest/gtest.h>
+
+#include <vector>
+
+#include "graph_test_fixture.h"
+
+namespace execgraph::test {
+namespace {
+
+using Outputs = GraphTest;
+
+// Entry nodes with an empty input still need a non-null payload pointer.
+const uint32_t kEmptyRecord = 0;
+
+// array_sink adds what it received to UAV[2*index] and counts records in UAV[2*index + 1].
+void AddToSink(std::vector<uint32_t>& expected, uint32_t index, uint32_t value) {
+    if (expected.size() < 2 * index + 2) expected.resize(2 * index + 2, 0);
+    expected[2 * index] += value;
+    expected[2 * index + 1] += 1;
+}
+
+TEST_F(Outputs, NodeArrayWithRuntimeIndex) {
+    struct Rec {
+        uint32_t node_idx, value;
+    };
+    // B[1] has no record; B[2] gets two workgroups' worth.
+    const std::vector<Rec> records = {{2, 10}, {0, 100}, {3, 1000}, {2, 7}};
+    std::vector<NodeStage> stages = {{ReadCorpus("output_node_array_runtime_index"), "main", "Entry"}};
+    for (uint32_t i = 0; i < 4; ++i) stages.push_back({ReadModule("array_sink"), "main", "B", i});
+    TestBuffer& uav = Uav(64);
+    RunGraph(stages, uav, {{"Entry", 0, 4, records.data(), sizeof(Rec)}});
+    std::vector<uint32_t> expected;
+    for (const Rec& r : records) {
+        for (uint32_t t = 0; t < 8; ++t) AddToSink(expected, r.node_idx, r.value + t);
+    }
+    ExpectUav(uav, expected);
+}
+
+TEST_F(Outputs, SparseArrayWithArraySizeSkipsMissingMembers) {
+    // Only members 3 and 128 of the 129 exist; the node guards each allocation with IsValid on its input's index.
+    const std::vector<uint32_t> records = {3, 5, 128, 3, 0, 127};
+    TestBuffer& uav = Uav(2 * 129 + 16);
+    RunGraph({{ReadCorpus("output_sparse_array"), "main", "Entry"},
+              {ReadModule("array_sink"), "main", "OutputArray_1_0", 3},
+              {ReadModule("array_sink"), "main", "OutputArray_1_0", 128}},
+             uav, {{"Entry", 0, static_cast<uint32_t>(records.size()), records.data(), sizeof(uint32_t)}});
+    std::vector<uint32_t> expected;
+    AddToSink(expected, 3, 3);
+    AddToSink(expected, 3, 3);
+    AddToSink(expected, 128, 128);
+    ExpectUav(uav, expected);
+}
+
+TEST_F(Outputs, UnboundedSparseArraySkipsMissingMembers) {
+    const std::vector<uint32_t> records = {7, 1000, 8, 999, 7, 0};
+    TestBuffer& uav = Uav(2 * 1001 + 16);
+    RunGraph({{ReadCorpus("output_unbounded_sparse"), "main", "Entry"},
+              {ReadModule("array_sink"), "main", "OutputArray_2_0", 7},
+              {ReadModule("array_sink"), "main", "OutputArray_2_0", 1000}},
+             uav, {{"Entry", 0, static_cast<uint32_t>(records.size()), records.data(), sizeof(uint32_t)}});
+    std::vector<uint32_t> expected;
+    AddToSink(expected, 7, 7);
+    AddToSink(expected, 7, 7);
+    AddToSink(expected, 1000, 1000);
+    ExpectUav(uav, expected);
+}
+
+TEST_F(Outputs, EmptyRecordsAllocatedButNeverEnqueued) {
+    // output_empty_increment: per input record 3 empty records to A (Invocation scope) and 1 to C[1] (Workgroup scope,
+    // one per record since a thread node's workgroup is its invocation); C[0] gets nothing.
+    TestBuffer& uav = Uav(16);
+    const uint32_t unused = 0;
+    RunGraph({{ReadCorpus("output_empty_increment"), "main", "Entry"},
+              {ReadModule("empty_leaf_coalescing"), "main", "A", 0, specs_.Add({0})},
+              {ReadModule("empty_leaf_thread"), "main", "C", 0, specs_.Add({1})},
+              {ReadModule("empty_leaf_coalescing"), "main", "C", 1, specs_.Add({2})}},
+             uav, {{"Entry", 0, 5, &unused, 0}});
+    ExpectUav(uav, {15, 0, 5});
+}
+
+TEST_F(Outputs, TwoLevelEmptyWithSparseAndUnboundedArrays) {
+    // vkd3d-proton test_workgraph_two_level_empty: thread leaves A, C[*], E[*], G[*], coalescing leaves B, D[*], F[*],
+    // H[*]; E, F have only members 1 and 3, G, H only 7 and 8.
+    struct Leaf {
+        const char* name;
+        uint32_t index;
+        bool coalescing;
+    };
+    const Leaf leaves[14] = {{"A", 0, false}, {"B", 0, true},  {"C", 0, false}, {"C", 1, false}, {"D", 0, true},
+                             {"D", 1, true},  {"E", 1, false}, {"E", 3, false}, {"F", 1, true},  {"F", 3, true},
+                             {"G", 7, false}, {"G", 8, false}, {"H", 7, true},  {"H", 8, true}};
+    std::vector<NodeStage> stages = {{ReadModule("two_level_empty_entry"), "main", "EntryNode"}};
+    for (uint32_t slot = 0; slot < 14; ++slot) {
+        stages.push_back({ReadModule(leaves[slot].coalescing ? "empty_leaf_coalescing" : "empty_leaf_thread"), "main",
+                          leaves[slot].name, leaves[slot].index, specs_.Add({slot})});
+    }
+    TestBuffer& uav = Uav(1024);
+    const uint32_t unused = 0;
+    RunGraph(stages, uav, {{"EntryNode", 0, 1, &unused, 0}});
+    ExpectUav(uav, {5, 5, 4, 6, 4, 6, 3, 2, 3, 2, 9, 7, 9, 7});
+}
+
+TEST_F(Outputs, SharesInputWithFromAGraphEntry) {
+    // vkd3d-proton test_workgraph_shared_inputs: the entry sends one {512, 9} record to "Broadcast"[3]; TappedInput
+    // (fixed grid 256) runs on the same record.
+    TestBuffer& uav = Uav(1024);
+    RunGraph({{ReadModule("thread_entry_emit"), "main", "Entry", 0, specs_.Add({3, 3, 0, 9})},
+              {ReadModule("broadcast_shared"), "main", "Broadcast", 3},
+              {ReadCorpus("shares_input_with"), "main", "TappedInput"}},
+             uav, {{"Entry", 0, 1, &kEmptyRecord, 0}});
+    std::vector<uint32_t> expected(128);
+    for (uint32_t i = 0; i < 64; ++i) expected[i] = 4608, expected[64 + i] = 2304;
+    ExpectUav(uav, expected);
+}
+
+TEST_F(Outputs, SharesInputWithFromTheApi) {
+    // The same record dispatched from the API straight to "Broadcast"[3] reaches the node sharing its input too.
+    struct Rec {
+        uint32_t grid, value;
+    };
+    const Rec record{512, 9};
+    TestBuffer& uav = Uav(1024);
+    RunGraph({{ReadModule("broadcast_shared"), "main", "Broadcast", 3}, {ReadCorpus("shares_input_with"), "main", "TappedInput"}},
+             uav, {{"Broadcast", 3, 1, &record, sizeof(record)}});
+    std::vector<uint32_t> expected(128);
+    for (uint32_t i = 0; i < 64; ++i) expected[i] = 4608, expected[64 + i] = 2304;
+    ExpectUav(uav, expected);
+}
+
+TEST_F(Outputs, CrossGroupSharingFromAGraphEntry) {
+    // vkd3d-proton test_workgraph_cross_group_sharing: {512, 0} to "Broadcast"[0] (dynamic grid 512) and [1] (fixed 256).
+    TestBuffer& uav = Uav(1024);
+    RunGraph({{ReadModule("thread_entry_emit"), "main", "Entry", 0, specs_.Add({0, 1, 1, 0})},
+              {ReadCorpus("track_finish_writing"), "main", "Broadcast", 0},
+              {ReadModule("track_finish_fixed"), "main", "Broadcast", 1}},
+             uav, {{"Entry", 0, 1, &kEmptyRecord, 0}});
+    std::vector<uint32_t> expected(129);
+    for (uint32_t i = 0; i < 64; ++i) expected[i] = 32777, expected[64 + i] = 16395;
+    expected[128] = 1;
+    ExpectUav(uav, expected);
+}
+
+TEST_F(Outputs, FinishWritingIsTrueOncePerRecord) {
+    // Three records to the fixed-grid node in one dispatch: each record has its own counter and exactly one finishing
+    // workgroup, so every record's count reaches 256*64 and UAV[128] counts 3.
+    struct Rec {
+        uint32_t grid, count;
+    };
+    const std::vector<Rec> records = {{1, 0}, {2, 0}, {3, 0}};
+    TestBuffer& uav = Uav(1024);
+    RunGraph({{ReadModule("track_finish_fixed"), "main"}}, uav, {{"main", 0, 3, records.data(), sizeof(Rec)}});
+    std::vector<uint32_t> expected(129);
+    for (uint32_t i = 0; i < 64; ++i) expected[64 + i] = 16395;
+    expected[128] = 3;
+    ExpectUav(uav, expected);
+}
+
+}  // namespace
+}  // namespace execgraph::test

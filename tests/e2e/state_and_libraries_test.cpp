@@ -1,0 +1,182 @@
+// Application state around a graph dispatch (descriptor sets and push constants seen by nodes, the application's compute
+// pipeline, set and constants intact afterwards), execution graph pipeline libraries, specialization constants inside
+// AMDX operands, and records with 8-byte members. Every test compares its buffers with a CPU reference.
+#include <gtest/gtest.h>
+
+#include <vector>
+
+#include "graph_test_fixture.h"
+
+namespace execgraph::test {
+namespace {
+
+using StateAndLibraries = GraphTest;
+
+struct IdxValue {
+    uint32_t idx, v;
+};
+
+TEST_F(StateAndLibraries, NodesSeePushConstantsAndAppComputeStateSurvives) {
+    // The app's compute pipeline, set (its own buffer) and constants are bound before the graph; the graph's set is
+    // bound on the graph bind point. Both layouts have the same 8-byte push-constant range, so the node reads the
+    // app's constants. After the graph dispatch, vkCmdDispatch must still use the app's pipeline, set and constants.
+    TestBuffer& graph_uav = Uav(64);
+    TestBuffer& app_buffer = Uav(16);
+    VkPipelineLayout app_layout = context_.CreateStorageBufferLayout({&app_buffer}, 8);
+    VkDescriptorSet app_set = context_.descriptor_set();
+    VkPipelineLayout graph_layout = context_.CreateStorageBufferLayout({&graph_uav}, 8);
+    VkDescriptorSet graph_set = context_.descriptor_set();
+    VkPipeline app_pipeline = context_.CreateComputePipeline({ReadModule("app_compute"), "main"}, app_layout);
+    ASSERT_NE(app_pipeline, VK_NULL_HANDLE) << context_.log().Problems();
+    VkPipeline graph = context_.CreateGraph({{ReadModule("push_constant_node"), "main"}}, graph_layout);
+    ASSERT_NE(graph, VK_NULL_HANDLE) << context_.log().Problems();
+    TestBuffer& scratch = PrepareScratch(graph);
+    const std::vector<IdxValue> records = {{4, 1}, {5, 2}, {9, 3}};
+    const uint32_t constants[2] = {1000, 2222};
+    context_.Submit([&](VkCommandBuffer cmd) {
+        vkCmdBindPipeline(cmd, VK_PIPELINE_BIND_POINT_COMPUTE, app_pipeline);
+        vkCmdBindDescriptorSets(cmd, VK_PIPELINE_BIND_POINT_COMPUTE, app_layout, 0, 1, &app_set, 0, nullptr);
+        vkCmdPushConstants(cmd, app_layout, VK_SHADER_STAGE_COMPUTE_BIT, 0, sizeof(constants), constants);
+        BindGraph(cmd, graph, graph_layout, graph_set);
+        DispatchHost(cmd, scratch, {{context_.NodeIndex(graph, "main", 0), 3, records.data(), sizeof(IdxValue)}});
+        vkCmdDispatch(cmd, 1, 1, 1);
+        // A second graph dispatch after the app's own dispatch still sees the same constants.
+        DispatchHost(cmd, scratch, {{context_.NodeIndex(graph, "main", 0), 1, records.data(), sizeof(IdxValue)}});
+        vkCmdDispatch(cmd, 1, 1, 1);
+    });
+    ExpectUav(app_buffer, {1000, 2222, 2});
+    std::vector<uint32_t> expected(10, 0);
+    for (const IdxValue& r : records) expected[r.idx] = r.v + 1000;
+    ExpectUav(graph_uav, expected);
+}
+
+TEST_F(StateAndLibraries, NodesSeeConstantsPushedWithTheGraphLayout) {
+    // Constants pushed after binding the graph, with the graph's layout, replace the app's for the graph; the app's
+    // compute dispatch afterwards then sees what was pushed last (push constants are not per bind point).
+    TestBuffer& graph_uav = Uav(64);
+    TestBuffer& app_buffer = Uav(16);
+    VkPipelineLayout app_layout = context_.CreateStorageBufferLayout({&app_buffer}, 8);
+    VkDescriptorSet app_set = context_.descriptor_set();
+    VkPipelineLayout graph_layout = context_.CreateStorageBufferLayout({&graph_uav}, 8);
+    VkDescriptorSet graph_set = context_.descriptor_set();
+    VkPipeline app_pipeline = context_.CreateComputePipeline({ReadModule("app_compute"), "main"}, app_layout);
+    VkPipeline graph = context_.CreateGraph({{ReadModule("push_constant_node"), "main"}}, graph_layout);
+    ASSERT_NE(graph, VK_NULL_HANDLE) << context_.log().Problems();
+    TestBuffer& scratch = PrepareScratch(graph);
+    const IdxValue record{3, 5};
+    const uint32_t app_constants[2] = {1, 2};
+    const uint32_t graph_constants[2] = {70, 80};
+    context_.Submit([&](VkCommandBuffer cmd) {
+        vkCmdBindPipeline(cmd, VK_PIPELINE_BIND_POINT_COMPUTE, app_pipeline);
+        vkCmdBindDescriptorSets(cmd, VK_PIPELINE_BIND_POINT_COMPUTE, app_layout, 0, 1, &app_set, 0, nullptr);
+        vkCmdPushConstants(cmd, app_layout, VK_SHADER_STAGE_COMPUTE_BIT, 0, sizeof(app_constants), app_constants);
+        BindGraph(cmd, graph, graph_layout, graph_set);
+        vkCmdPushConstants(cmd, graph_layout, VK_SHADER_STAGE_COMPUTE_BIT, 0, sizeof(graph_constants), graph_constants);
+        DispatchHost(cmd, scratch, {{context_.NodeIndex(graph, "main", 0), 1, &record, sizeof(record)}});
+        vkCmdDispatch(cmd, 1, 1, 1);
+    });
+    ExpectUav(app_buffer, {70, 80, 1});
+    ExpectUav(graph_uav, {0, 0, 0, 75});
+}
+
+// D3D12HelloWorkGraphs (dxc-spirv-shapes.md §5.2).
+struct HelloEntryRecord {
+    uint32_t grid_size, record_index;
+};
+const std::vector<uint32_t> kHelloExpected = {5, 18, 39, 68, 2, 4, 6, 8};
+
+TEST_F(StateAndLibraries, GraphLinkedFromLibrariesOnly) {
+    TestBuffer& uav = Uav(8);
+    VkPipelineLayout layout = context_.CreateStorageBufferLayout({&uav});
+    std::vector<VkPipeline> libraries;
+    for (const char* name : {"hello_first_node", "hello_second_node", "hello_third_node"}) {
+        std::string entry = name == std::string("hello_first_node")    ? "firstNode"
+                            : name == std::string("hello_second_node") ? "secondNode"
+                                                                       : "thirdNode";
+        VkResult result = VK_SUCCESS;
+        libraries.push_back(context_.CreateComputePipeline({ReadCorpus(name), entry}, layout, /*as_graph_library=*/true, &result));
+        ASSERT_EQ(result, VK_SUCCESS) << context_.log().Problems();
+    }
+    VkResult result = VK_SUCCESS;
+    VkPipeline graph = context_.CreateGraph({}, libraries, layout, &result);
+    ASSERT_EQ(result, VK_SUCCESS) << context_.log().Problems();
+    TestBuffer& scratch = PrepareScratch(graph);
+    std::vector<HelloEntryRecord> records;
+    for (uint32_t i = 0; i < 4; ++i) records.push_back({i + 1, i});
+    VkDescriptorSet set = context_.descriptor_set();
+    context_.Submit([&](VkCommandBuffer cmd) {
+        BindGraph(cmd, graph, layout, set);
+        DispatchHost(cmd, scratch, {{context_.NodeIndex(graph, "firstNode", 0), 4, records.data(), sizeof(HelloEntryRecord)}});
+    });
+    ExpectUav(uav, kHelloExpected);
+}
+
+TEST_F(StateAndLibraries, GraphMixingStagesAndLibraries) {
+    // firstNode as a stage, the other two from libraries; secondNode's library renames its node through pName.
+    TestBuffer& uav = Uav(8);
+    VkPipelineLayout layout = context_.CreateStorageBufferLayout({&uav});
+    VkPipeline second = context_.CreateComputePipeline({ReadCorpus("hello_second_node"), "secondNode"}, layout, true);
+    VkPipeline third = context_.CreateComputePipeline({ReadCorpus("hello_third_node"), "thirdNode"}, layout, true);
+    ASSERT_NE(second, VK_NULL_HANDLE) << context_.log().Problems();
+    ASSERT_NE(third, VK_NULL_HANDLE) << context_.log().Problems();
+    VkResult result = VK_SUCCESS;
+    VkPipeline graph = context_.CreateGraph({{ReadCorpus("hello_first_node"), "firstNode"}}, {second, third}, layout, &result);
+    ASSERT_EQ(result, VK_SUCCESS) << context_.log().Problems();
+    TestBuffer& scratch = PrepareScratch(graph);
+    std::vector<HelloEntryRecord> records;
+    for (uint32_t i = 0; i < 4; ++i) records.push_back({i + 1, i});
+    VkDescriptorSet set = context_.descriptor_set();
+    context_.Submit([&](VkCommandBuffer cmd) {
+        BindGraph(cmd, graph, layout, set);
+        DispatchHost(cmd, scratch, {{context_.NodeIndex(graph, "firstNode", 0), 4, records.data(), sizeof(HelloEntryRecord)}});
+        DispatchHost(cmd, scratch, {{context_.NodeIndex(graph, "firstNode", 0), 4, records.data(), sizeof(HelloEntryRecord)}});
+    });
+    std::vector<uint32_t> expected;
+    for (uint32_t v : kHelloExpected) expected.push_back(2 * v);
+    ExpectUav(uav, expected);
+}
+
+TEST_F(StateAndLibraries, SpecializationConstantsInAmdxOperands) {
+    // spec_constants: GroupsX (SpecId 1) = 7 workgroups of ThreadsX (SpecId 2) = 16, each sending one record with the
+    // input's value to "child"[ChildIndex (SpecId 3) = 2] with MaxPayloads (SpecId 0) = 2.
+    TestBuffer& uav = Uav(16);
+    const std::vector<uint32_t> records = {5, 100};
+    RunGraph({{ReadCorpus("spec_constants"), "main", "Entry", VK_SHADER_INDEX_UNUSED_AMDX, specs_.Add({2, 7, 16, 2})},
+              {ReadModule("array_sink"), "main", "child", 2}},
+             uav, {{"Entry", 0, 2, records.data(), sizeof(uint32_t)}});
+    ExpectUav(uav, {0, 0, 0, 0, 7 * 105, 14});
+}
+
+TEST_F(StateAndLibraries, SpecializationConstantDefaults) {
+    // Without specialization: 4 workgroups to "child"[0].
+    TestBuffer& uav = Uav(16);
+    const uint32_t record = 9;
+    RunGraph({{ReadCorpus("spec_constants"), "main", "Entry"}, {ReadModule("array_sink"), "main", "child", 0}}, uav,
+             {{"Entry", 0, 1, &record, sizeof(record)}});
+    ExpectUav(uav, {36, 4});
+}
+
+TEST_F(StateAndLibraries, RecordsWithEightByteMembers) {
+    struct In {
+        uint32_t idx, pad;
+        uint64_t value;
+        uint32_t w, pad2;
+    };
+    static_assert(sizeof(In) == 24);
+    std::vector<In> records;
+    std::vector<uint32_t> expected(2 * 16, 0);
+    for (uint32_t i = 0; i < 16; ++i) {
+        const uint64_t value = 0x123456789ABull + i * 0x100000001ull + (uint64_t{i} << 45);
+        records.push_back({i ^ 5, 0xDEAD, value, i * 3, 0xBEEF});
+        const uint64_t result = value * 3 + i * 3;
+        expected[2 * (i ^ 5)] = static_cast<uint32_t>(result);
+        expected[2 * (i ^ 5) + 1] = static_cast<uint32_t>(result >> 32);
+    }
+    TestBuffer& uav = Uav(64);
+    RunGraph({{ReadModule("wide_payload_entry"), "main", "Entry"}, {ReadModule("wide_payload_sink"), "main", "Wide"}}, uav,
+             {{"Entry", 0, 16, records.data(), sizeof(In)}});
+    ExpectUav(uav, expected);
+}
+
+}  // namespace
+}  // namespace execgraph::test
