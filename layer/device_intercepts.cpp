@@ -186,6 +186,9 @@ VKAPI_ATTR VkResult VKAPI_CALL CreateDevice(VkPhysicalDevice physicalDevice, con
     state->instance = instance;
     state->emulates_shader_enqueue = emulate;
     state->shader_enqueue_feature_enabled = shader_enqueue_feature;
+    for (uint32_t i = 0; i < pCreateInfo->enabledExtensionCount; ++i) {
+        if (std::strcmp(pCreateInfo->ppEnabledExtensionNames[i], "VK_KHR_maintenance5") == 0) state->maintenance5_enabled = true;
+    }
     LoadDeviceDispatchTable(*pDevice, next_get_device_proc_addr, &state->dispatch);
     if (emulate) {
         state->meta_pipelines = std::make_unique<MetaPipelines>(*pDevice, &state->dispatch);
@@ -238,15 +241,16 @@ VKAPI_ATTR VkResult VKAPI_CALL CreateBuffer(VkDevice device, const VkBufferCreat
     VkBufferCreateInfo create_info = *pCreateInfo;
     ScopedChainEdits edits;
     bool is_scratch = false;
-    // With maintenance5, VkBufferUsageFlags2CreateInfoKHR replaces `usage` (VK_KHR_maintenance5). A driver without
-    // maintenance5 would ignore it, so fold its low 32 bits (all that 1.3 usages use) into `usage` and unlink it there.
+    // With maintenance5, VkBufferUsageFlags2CreateInfoKHR replaces `usage` (VK_KHR_maintenance5). Where the application
+    // did not enable maintenance5 (AMDX apps may use the struct for the scratch bit on any driver), the driver must not
+    // see it: fold its low 32 bits (all that 1.3 usages use) into `usage` and unlink it.
     if (auto* usage2 = FindInChain<VkBufferUsageFlags2CreateInfoKHR>(pCreateInfo->pNext,
                                                                       VK_STRUCTURE_TYPE_BUFFER_USAGE_FLAGS_2_CREATE_INFO_KHR)) {
         VkBufferUsageFlags2KHR usage = usage2->usage;
         if (usage & VK_BUFFER_USAGE_2_EXECUTION_GRAPH_SCRATCH_BIT_AMDX) {
             usage = (usage & ~VK_BUFFER_USAGE_2_EXECUTION_GRAPH_SCRATCH_BIT_AMDX) | kScratchUsage;
         }
-        if (state->instance->SupportOf(state->physical_device).has_maintenance5) {
+        if (state->maintenance5_enabled) {
             edits.Set(const_cast<VkBufferUsageFlags2KHR*>(&usage2->usage), usage);
         } else {
             edits.Unlink(&create_info.pNext, VK_STRUCTURE_TYPE_BUFFER_USAGE_FLAGS_2_CREATE_INFO_KHR);

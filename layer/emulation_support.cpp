@@ -23,7 +23,6 @@ void ReadDeviceExtensions(const InstanceDispatchTable& dispatch, VkPhysicalDevic
     extensions.resize(count);
     for (const VkExtensionProperties& extension : extensions) {
         if (std::strcmp(extension.extensionName, VK_AMDX_SHADER_ENQUEUE_EXTENSION_NAME) == 0) support->native_shader_enqueue = true;
-        if (std::strcmp(extension.extensionName, "VK_KHR_maintenance5") == 0) support->has_maintenance5 = true;
     }
 }
 

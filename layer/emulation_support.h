@@ -19,7 +19,6 @@ namespace execgraph {
 
 struct PhysicalDeviceSupport {
     bool native_shader_enqueue = false;  // the driver below already exposes VK_AMDX_shader_enqueue
-    bool has_maintenance5 = false;       // the driver understands VkBufferUsageFlags2CreateInfoKHR itself
     std::string missing_requirement;     // empty when the emulation can run on this device
     bool storage_buffer_16bit_access = false;  // optional: records with 16-bit members need it
     bool storage_buffer_8bit_access = false;   // optional: records with 8-bit members need it

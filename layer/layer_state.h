@@ -45,6 +45,8 @@ struct DeviceState {
     bool emulates_shader_enqueue = false;
     // VkPhysicalDeviceShaderEnqueueFeaturesAMDX::shaderEnqueue as the application enabled it (VUID-...-shaderEnqueue-09124).
     bool shader_enqueue_feature_enabled = false;
+    // VK_KHR_maintenance5 enabled by the application: only then may VkBufferUsageFlags2CreateInfoKHR reach the driver.
+    bool maintenance5_enabled = false;
 
     // Objects of emulating devices (device_objects.h).
     ScratchBufferRegistry scratch_buffers;

@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 #include <vulkan/vk_layer.h>
 
+#include <cstdlib>
 #include <cstring>
 #include <memory>
 #include <string>
@@ -43,7 +44,9 @@ TEST(LayerLoading, LavapipeDeviceIsPresent) {
 }
 
 TEST(LayerLoading, NegotiatesInterfaceVersion2) {
-    void* library = dlopen(EXECGRAPH_LAYER_LIBRARY_PATH, RTLD_NOW | RTLD_LOCAL);
+    // EXECGRAPH_LAYER_LIBRARY overrides the build tree's path when the binary runs on another machine.
+    const char* path = std::getenv("EXECGRAPH_LAYER_LIBRARY") != nullptr ? std::getenv("EXECGRAPH_LAYER_LIBRARY") : EXECGRAPH_LAYER_LIBRARY_PATH;
+    void* library = dlopen(path, RTLD_NOW | RTLD_LOCAL);
     ASSERT_NE(library, nullptr) << dlerror();
     auto negotiate = reinterpret_cast<PFN_vkNegotiateLoaderLayerInterfaceVersion>(
         dlsym(library, "vkNegotiateLoaderLayerInterfaceVersion"));
