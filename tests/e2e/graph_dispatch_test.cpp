@@ -197,6 +197,64 @@ TEST_F(GraphCreation, NodeIndicesAreStableAndUnknownNamesFail) {
     context_.Destroy(uav);
 }
 
+// Misuse the spec forbids is skipped with a message naming the problem, never recorded and never a crash.
+TEST_F(GraphDispatch, InvalidDispatchesAreSkippedWithAMessage) {
+    TestBuffer& uav = Own(context_.CreateBuffer(8 * sizeof(uint32_t), VK_BUFFER_USAGE_STORAGE_BUFFER_BIT));
+    VkPipelineLayout layout = context_.CreateStorageBufferLayout({&uav});
+    VkPipeline graph = context_.CreateGraph(HelloGraphStages(), layout);
+    ASSERT_NE(graph, VK_NULL_HANDLE) << context_.log().Problems();
+    TestBuffer& scratch = PrepareScratch(graph);
+    HelloEntryRecord records[2] = {{1, 0}, {1, 1}};
+    VkDispatchGraphInfoAMDX info{context_.NodeIndex(graph, "firstNode", 0), 2, {}, sizeof(HelloEntryRecord)};
+    info.payloads.hostAddress = records;
+    VkDispatchGraphCountInfoAMDX count_info{1, {}, sizeof(info)};
+    count_info.infos.hostAddress = &info;
+    auto count_problems = [&](const char* needle) {
+        size_t count = 0;
+        for (const MessageLog::Message& message : context_.log().Messages()) {
+            count += message.id == "EXECGRAPH-DISPATCH" && message.text.find(needle) != std::string::npos;
+        }
+        return count;
+    };
+    context_.Submit([&](VkCommandBuffer cmd) {
+        // No graph bound yet.
+        context_.vkCmdDispatchGraphAMDX(cmd, scratch.address, scratch.size, &count_info);
+        vkCmdBindPipeline(cmd, VK_PIPELINE_BIND_POINT_EXECUTION_GRAPH_AMDX, graph);
+        VkDescriptorSet set = context_.descriptor_set();
+        vkCmdBindDescriptorSets(cmd, VK_PIPELINE_BIND_POINT_EXECUTION_GRAPH_AMDX, layout, 0, 1, &set, 0, nullptr);
+        // Scratch smaller than minSize.
+        context_.vkCmdDispatchGraphAMDX(cmd, scratch.address, 64, &count_info);
+        // An unknown node index.
+        VkDispatchGraphInfoAMDX unknown = info;
+        unknown.nodeIndex = 77;
+        VkDispatchGraphCountInfoAMDX unknown_count{1, {}, sizeof(unknown)};
+        unknown_count.infos.hostAddress = &unknown;
+        context_.vkCmdDispatchGraphAMDX(cmd, scratch.address, scratch.size, &unknown_count);
+        // NULL payloads with a non-zero count, and a stride smaller than the record.
+        VkDispatchGraphInfoAMDX null_payloads = info;
+        null_payloads.payloads.hostAddress = nullptr;
+        VkDispatchGraphCountInfoAMDX null_count{1, {}, sizeof(null_payloads)};
+        null_count.infos.hostAddress = &null_payloads;
+        context_.vkCmdDispatchGraphAMDX(cmd, scratch.address, scratch.size, &null_count);
+        VkDispatchGraphInfoAMDX short_stride = info;
+        short_stride.payloadStride = 4;
+        VkDispatchGraphCountInfoAMDX short_count{1, {}, sizeof(short_stride)};
+        short_count.infos.hostAddress = &short_stride;
+        context_.vkCmdDispatchGraphAMDX(cmd, scratch.address, scratch.size, &short_count);
+        // A NULL count info.
+        context_.vkCmdDispatchGraphAMDX(cmd, scratch.address, scratch.size, nullptr);
+    });
+    EXPECT_EQ(count_problems("no execution graph pipeline is bound"), 1u);
+    EXPECT_EQ(count_problems("smaller than the graph's minSize"), 1u);
+    EXPECT_EQ(count_problems("nodeIndex 77"), 1u);
+    EXPECT_EQ(count_problems("payloads is NULL"), 1u);
+    EXPECT_EQ(count_problems("payloadStride 4"), 1u);
+    EXPECT_EQ(count_problems("pCountInfo or its infos pointer is NULL"), 1u);
+    // Nothing ran.
+    for (uint32_t i = 0; i < 8; ++i) EXPECT_EQ(uav.As<uint32_t>()[i], 0u);
+    context_.log().Clear();
+}
+
 // More entry records than a scratch half holds: the excess is dropped, nothing outside scratch is written, every kept
 // record runs, and the application hears about the drop (with the exact count) by the time its wait returns.
 TEST_F(GraphDispatch, OverflowIsReportedWithTheDroppedCount) {

@@ -136,6 +136,41 @@ TEST_F(StateAndLibraries, GraphMixingStagesAndLibraries) {
     ExpectUav(uav, expected);
 }
 
+// An execution graph pipeline can itself be a library (VK_PIPELINE_CREATE_LIBRARY_BIT_KHR), linked into a graph later.
+TEST_F(StateAndLibraries, ExecutionGraphLibraryLinkedIntoAGraph) {
+    TestBuffer& uav = Uav(8);
+    VkPipelineLayout layout = context_.CreateStorageBufferLayout({&uav});
+    VkPipelineShaderStageCreateInfo stages[2] = {{VK_STRUCTURE_TYPE_PIPELINE_SHADER_STAGE_CREATE_INFO}, {VK_STRUCTURE_TYPE_PIPELINE_SHADER_STAGE_CREATE_INFO}};
+    stages[0].stage = stages[1].stage = VK_SHADER_STAGE_COMPUTE_BIT;
+    stages[0].module = context_.CreateNodeModule(ReadCorpus("hello_second_node"));
+    stages[0].pName = "secondNode";
+    stages[1].module = context_.CreateNodeModule(ReadCorpus("hello_third_node"));
+    stages[1].pName = "thirdNode";
+    VkExecutionGraphPipelineCreateInfoAMDX library_info{VK_STRUCTURE_TYPE_EXECUTION_GRAPH_PIPELINE_CREATE_INFO_AMDX};
+    library_info.flags = VK_PIPELINE_CREATE_LIBRARY_BIT_KHR;
+    library_info.stageCount = 2;
+    library_info.pStages = stages;
+    library_info.layout = layout;
+    library_info.basePipelineIndex = -1;
+    VkPipeline library = VK_NULL_HANDLE;
+    ASSERT_EQ(context_.vkCreateExecutionGraphPipelinesAMDX(context_.device(), VK_NULL_HANDLE, 1, &library_info, nullptr, &library),
+              VK_SUCCESS)
+        << context_.log().Problems();
+    VkResult result = VK_SUCCESS;
+    VkPipeline graph = context_.CreateGraph({{ReadCorpus("hello_first_node"), "firstNode"}}, {library}, layout, &result);
+    ASSERT_EQ(result, VK_SUCCESS) << context_.log().Problems();
+    TestBuffer& scratch = PrepareScratch(graph);
+    std::vector<HelloEntryRecord> records;
+    for (uint32_t i = 0; i < 4; ++i) records.push_back({i + 1, i});
+    VkDescriptorSet set = context_.descriptor_set();
+    context_.Submit([&](VkCommandBuffer cmd) {
+        BindGraph(cmd, graph, layout, set);
+        DispatchHost(cmd, scratch, {{context_.NodeIndex(graph, "firstNode", 0), 4, records.data(), sizeof(HelloEntryRecord)}});
+    });
+    ExpectUav(uav, kHelloExpected);
+    vkDestroyPipeline(context_.device(), library, nullptr);
+}
+
 TEST_F(StateAndLibraries, SpecializationConstantsInAmdxOperands) {
     // spec_constants: GroupsX (SpecId 1) = 7 workgroups of ThreadsX (SpecId 2) = 16, each sending one record with the
     // input's value to "child"[ChildIndex (SpecId 3) = 2] with MaxPayloads (SpecId 0) = 2.
