@@ -7,7 +7,6 @@
 namespace execgraph::examples {
 namespace {
 
-
 uint32_t Crc32(const uint8_t* data, size_t size, uint32_t crc = 0) {
     static const std::array<uint32_t, 256> table = [] {
         std::array<uint32_t, 256> t{};

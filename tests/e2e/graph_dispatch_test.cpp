@@ -13,41 +13,13 @@
 #include <vector>
 
 #include "graph_test_context.h"
+#include "graph_test_fixture.h"
 
 namespace execgraph::test {
 namespace {
 
-class GraphDispatch : public ::testing::Test {
-  protected:
-    void SetUp() override { ASSERT_TRUE(context_.ok()); }
-    void TearDown() override {
-        for (TestBuffer* buffer : owned_) context_.Destroy(*buffer);
-        EXPECT_EQ(context_.log().Problems(), "");
-    }
-
-    TestBuffer& Own(TestBuffer buffer) {
-        buffers_.push_back(std::make_unique<TestBuffer>(buffer));
-        owned_.push_back(buffers_.back().get());
-        return *buffers_.back();
-    }
-
-    // Scratch of the graph's minimum size, initialised in its own submission.
-    TestBuffer& PrepareScratch(VkPipeline graph) {
-        VkExecutionGraphPipelineScratchSizeAMDX size{VK_STRUCTURE_TYPE_EXECUTION_GRAPH_PIPELINE_SCRATCH_SIZE_AMDX};
-        EXPECT_EQ(context_.vkGetExecutionGraphPipelineScratchSizeAMDX(context_.device(), graph, &size), VK_SUCCESS);
-        EXPECT_GT(size.minSize, 0u);
-        EXPECT_LE(size.minSize, size.maxSize);
-        TestBuffer& scratch = Own(context_.CreateScratch(size.minSize));
-        context_.Submit([&](VkCommandBuffer cmd) {
-            context_.vkCmdInitializeGraphScratchMemoryAMDX(cmd, graph, scratch.address, scratch.size);
-        });
-        return scratch;
-    }
-
-    GraphTestContext context_;
-    std::vector<std::unique_ptr<TestBuffer>> buffers_;
-    std::vector<TestBuffer*> owned_;
-};
+// The shared end-to-end fixture (graph_test_fixture.h): validation below the layer, any message fails the test.
+class GraphDispatch : public GraphTest {};
 
 struct HelloEntryRecord {
     uint32_t grid_size;
