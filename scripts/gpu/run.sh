@@ -1,0 +1,37 @@
+#!/usr/bin/env bash
+# Runs on the GPU machine, from the folder scripts/gpu/stage.sh filled. Each GoogleTest case runs in its own process:
+# one NVIDIA driver seen here stops loading after about 29 instance creations in one process.
+#   bash run.sh tests [GTEST_FILTER]   end-to-end and GPU tests
+#   bash run.sh bench OUT_DIR [ARGS]   the workload benchmark, JSON into OUT_DIR
+set -uo pipefail
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+export VK_ADD_LAYER_PATH=$here/layer:$here/validation
+export EXECGRAPH_SPIRV_CORPUS_DIR=$here/data/spirv_corpus EXECGRAPH_E2E_MODULES_DIR=$here/data/e2e_modules
+export EXECGRAPH_AMD_FIXTURES_DIR=$here/data/amd
+unset NODEVICE_SELECT
+mode=${1:-tests}
+case $mode in
+tests)
+    passed=0 failed=0 failures=()
+    for binary in execgraph_e2e_tests execgraph_gpu_tests; do
+        [[ -x $here/bin/$binary ]] || continue
+        for test in $("$here/bin/$binary" --gtest_list_tests --gtest_filter="${2:-*}" |
+                      awk '/^[^ ]/ {suite=$1} /^  / {print suite $1}'); do
+            if "$here/bin/$binary" --gtest_filter="$test" >"/tmp/gpu_test.log" 2>&1; then
+                passed=$((passed + 1))
+            else
+                failed=$((failed + 1)) failures+=("$test")
+                tail -30 /tmp/gpu_test.log
+            fi
+        done
+    done
+    for test in "${failures[@]}"; do echo "FAILED: $test"; done
+    echo "$passed passed, $failed failed"
+    ((failed == 0))
+    ;;
+bench)
+    out=${2:?bench needs an output folder}
+    shift 2
+    "$here/bin/execgraph_workload_bench" --json "$out/bench.json" "$@"
+    ;;
+esac
