@@ -88,6 +88,46 @@ TEST_F(ValidationBelowLayer, EnumerationFeaturesPropertiesAndDevices) {
     }
 }
 
+TEST_F(ValidationBelowLayer, IncompleteEnumeration) {
+    // The two-call idiom, with the layer adding an extension the driver does not have, must stay valid under validation.
+    VkPhysicalDevice physical_device = instance_->PhysicalDevice();
+    uint32_t total = 0;
+    ASSERT_EQ(vkEnumerateDeviceExtensionProperties(physical_device, nullptr, &total, nullptr), VK_SUCCESS);
+    ASSERT_GT(total, 1u);
+    std::vector<VkExtensionProperties> extensions(total);
+    uint32_t count = total - 1;
+    EXPECT_EQ(vkEnumerateDeviceExtensionProperties(physical_device, nullptr, &count, extensions.data()), VK_INCOMPLETE);
+    EXPECT_EQ(count, total - 1);
+    count = total;
+    EXPECT_EQ(vkEnumerateDeviceExtensionProperties(physical_device, nullptr, &count, extensions.data()), VK_SUCCESS);
+    bool found = false;
+    for (const VkExtensionProperties& extension : extensions) found |= std::strcmp(extension.extensionName, VK_AMDX_SHADER_ENQUEUE_EXTENSION_NAME) == 0;
+    EXPECT_TRUE(found);
+}
+
+TEST_F(ValidationBelowLayer, SecondInstanceAndTwoDevicesAtOnce) {
+    // Per-instance and per-device state is keyed by dispatch key: a second instance, and devices with and without the
+    // extension alive at the same time, must each see exactly their own state, with nothing invalid sent down.
+    MessageLog second_log;
+    TestInstance second(options_, &second_log);
+    ASSERT_EQ(second.result(), VK_SUCCESS);
+    DeviceOptions without;
+    without.enable_shader_enqueue = false;
+    without.chain_shader_enqueue_features = false;
+    auto with_a = std::make_unique<TestDevice>(*instance_, DeviceOptions{});
+    TestDevice without_a(*instance_, without);
+    TestDevice with_b(second, DeviceOptions{});
+    ASSERT_EQ(with_a->result(), VK_SUCCESS);
+    ASSERT_EQ(without_a.result(), VK_SUCCESS);
+    ASSERT_EQ(with_b.result(), VK_SUCCESS);
+    EXPECT_NE(with_a->ProcAddr("vkCmdDispatchGraphAMDX"), nullptr);
+    EXPECT_EQ(without_a.ProcAddr("vkCmdDispatchGraphAMDX"), nullptr);
+    EXPECT_NE(with_b.ProcAddr("vkCmdDispatchGraphAMDX"), nullptr);
+    with_a.reset();
+    EXPECT_NE(with_b.ProcAddr("vkCmdDispatchGraphAMDX"), nullptr);
+    EXPECT_EQ(second_log.Problems(), "") << "validation or layer messages on the second instance";
+}
+
 TEST_F(ValidationBelowLayer, ScratchBufferUsageNeverReachesTheDriver) {
     TestDevice device(*instance_, DeviceOptions{});
     ASSERT_EQ(device.result(), VK_SUCCESS);
