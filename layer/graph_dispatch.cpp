@@ -180,7 +180,8 @@ void RecordGraphDispatch(DeviceState& device, VkCommandBuffer command_buffer, Vk
 
     // Labels only where the application enabled VK_EXT_debug_utils on its instance (the commands belong to it).
     const bool labels = device.instance->settings.debug_labels && device.instance->debug_utils_enabled &&
-                        device.dispatch.CmdBeginDebugUtilsLabelEXT != nullptr && device.dispatch.CmdEndDebugUtilsLabelEXT != nullptr;
+                        device.dispatch.CmdBeginDebugUtilsLabelEXT != nullptr &&
+                        device.dispatch.CmdEndDebugUtilsLabelEXT != nullptr;
     GraphPlan plan;
     plan.graph_tag = graph.graph_tag;
     plan.scratch_plan = graph.scratch_plan;

@@ -3,17 +3,17 @@
 #include "graph_pipeline_builder.h"
 
 #include <algorithm>
+#include <atomic>
 #include <cctype>
 #include <cstdio>
 #include <cstring>
 #include <map>
-#include <atomic>
 #include <set>
 #include <sstream>
 
 #include "execgraph/spirv/lowering.h"
-#include "glsl_rendering.h"
 #include "execgraph/spirv/reader.h"
+#include "glsl_rendering.h"
 #include "layer_state.h"
 #include "pnext_chain.h"
 #include "scratch_plan.h"
@@ -85,19 +85,22 @@ void NameNode(GraphNode& node) {
 // Writes a node's original AMDX module, its lowered module and a GLSL rendering of the lowered module to the
 // `dump_shaders_path` folder as graph<N>_<node>_<index>.{amdx.spv,lowered.spv,glsl}, N being the device's graph number
 // (docs/debugging.md). Failures to write or render are warnings, never fatal: dumps are a debugging aid.
-void DumpNodeShaders(const DeviceState& device, uint32_t graph_number, const GraphNode& node, const std::vector<uint32_t>& lowered) {
+void DumpNodeShaders(const DeviceState& device, uint32_t graph_number, const GraphNode& node,
+                     const std::vector<uint32_t>& lowered) {
     const std::string& folder = device.instance->settings.dump_shaders_path;
     if (folder.empty()) return;
     std::string node_name = node.name;
     for (char& c : node_name) {
         if (!std::isalnum(static_cast<unsigned char>(c)) && c != '_' && c != '-' && c != '.') c = '_';  // no '/' or spaces
     }
-    const std::string stem = folder + "/graph" + std::to_string(graph_number) + "_" + node_name + "_" + std::to_string(node.shader_index);
+    const std::string stem =
+        folder + "/graph" + std::to_string(graph_number) + "_" + node_name + "_" + std::to_string(node.shader_index);
     auto write = [&](const std::string& path, const void* data, size_t size) {
         FILE* file = std::fopen(path.c_str(), "wb");
         bool written = file != nullptr && std::fwrite(data, 1, size, file) == size;
         if (file != nullptr && std::fclose(file) != 0) written = false;
-        if (!written) device.messages().Emit(MessageSeverity::kWarning, message_id::kSettings, "dump_shaders_path: could not write " + path);
+        if (!written)
+            device.messages().Emit(MessageSeverity::kWarning, message_id::kSettings, "dump_shaders_path: could not write " + path);
     };
     write(stem + ".amdx.spv", node.source.words->data(), node.source.words->size() * sizeof(uint32_t));
     write(stem + ".lowered.spv", lowered.data(), lowered.size() * sizeof(uint32_t));

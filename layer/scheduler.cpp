@@ -311,7 +311,8 @@ RecordResult SchedulerRecorder::RecordDispatch(VkCommandBuffer cmd, const Scratc
 
     // 3. Levels. Level L reads half L % 2 (the entry pass wrote half 0) and writes the other.
     const WriteArgsParams args_params{scratch.address};
-    const bool labels = plan.debug_labels && dispatch_->CmdBeginDebugUtilsLabelEXT != nullptr && dispatch_->CmdEndDebugUtilsLabelEXT != nullptr;
+    const bool labels =
+        plan.debug_labels && dispatch_->CmdBeginDebugUtilsLabelEXT != nullptr && dispatch_->CmdEndDebugUtilsLabelEXT != nullptr;
     for (uint32_t level = 0; level < plan.levels.size(); ++level) {
         const uint32_t input_half = level % 2;
         if (labels) BeginLabel(cmd, "level " + std::to_string(level));

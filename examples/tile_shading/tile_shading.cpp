@@ -613,7 +613,8 @@ void TileShadingExample::CreateExecutionGraph() {
     // Optional: a name for debuggers. The execgraph layer puts it in the label of every dispatch of this graph
     // (vkCmdDispatchGraphAMDX "tile_shading" (graph 1)) and names the per-node pipelines tile_shading/shade[2] etc.
     if (debug_utils_) {
-        auto set_name = reinterpret_cast<PFN_vkSetDebugUtilsObjectNameEXT>(vkGetDeviceProcAddr(device_, "vkSetDebugUtilsObjectNameEXT"));
+        auto set_name =
+            reinterpret_cast<PFN_vkSetDebugUtilsObjectNameEXT>(vkGetDeviceProcAddr(device_, "vkSetDebugUtilsObjectNameEXT"));
         VkDebugUtilsObjectNameInfoEXT name{VK_STRUCTURE_TYPE_DEBUG_UTILS_OBJECT_NAME_INFO_EXT};
         name.objectType = VK_OBJECT_TYPE_PIPELINE;
         name.objectHandle = reinterpret_cast<uint64_t>(graph_);

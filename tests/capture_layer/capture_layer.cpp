@@ -2,6 +2,8 @@
 // label commands and compute dispatches execgraph sends down, so a test can check what a debugger would see (RenderDoc
 // and Nsight read the same command stream). The test process reads the record through CaptureEvents(), found with
 // dlsym in the already-loaded library (capture_layer.h).
+#include "capture_layer.h"
+
 #include <vulkan/vk_layer.h>
 #include <vulkan/vulkan.h>
 
@@ -10,8 +12,6 @@
 #include <mutex>
 #include <string>
 #include <type_traits>
-
-#include "capture_layer.h"
 
 namespace {
 
@@ -48,7 +48,8 @@ void Record(const std::string& event) {
 
 template <typename CreateInfo>
 auto* FindLink(const CreateInfo* create_info, VkStructureType type) {
-    using Link = std::conditional_t<std::is_same_v<CreateInfo, VkInstanceCreateInfo>, VkLayerInstanceCreateInfo, VkLayerDeviceCreateInfo>;
+    using Link =
+        std::conditional_t<std::is_same_v<CreateInfo, VkInstanceCreateInfo>, VkLayerInstanceCreateInfo, VkLayerDeviceCreateInfo>;
     for (auto* node = static_cast<const VkBaseInStructure*>(create_info->pNext); node != nullptr; node = node->pNext) {
         auto* link = reinterpret_cast<Link*>(const_cast<VkBaseInStructure*>(node));
         if (node->sType == type && link->function == VK_LAYER_LINK_INFO) return link;

@@ -116,7 +116,8 @@ std::vector<std::string> RunHelloGraph(GraphTestContext& context, const CaptureR
     EXPECT_NE(graph, VK_NULL_HANDLE) << context.log().Problems();
     if (graph == VK_NULL_HANDLE) return {};
     if (name != nullptr) {
-        auto set_name = reinterpret_cast<PFN_vkSetDebugUtilsObjectNameEXT>(vkGetDeviceProcAddr(context.device(), "vkSetDebugUtilsObjectNameEXT"));
+        auto set_name = reinterpret_cast<PFN_vkSetDebugUtilsObjectNameEXT>(
+            vkGetDeviceProcAddr(context.device(), "vkSetDebugUtilsObjectNameEXT"));
         VkDebugUtilsObjectNameInfoEXT info{VK_STRUCTURE_TYPE_DEBUG_UTILS_OBJECT_NAME_INFO_EXT, nullptr, VK_OBJECT_TYPE_PIPELINE,
                                            reinterpret_cast<uint64_t>(graph), name};
         EXPECT_EQ(set_name(context.device(), &info), VK_SUCCESS);
@@ -124,7 +125,8 @@ std::vector<std::string> RunHelloGraph(GraphTestContext& context, const CaptureR
     VkExecutionGraphPipelineScratchSizeAMDX size{VK_STRUCTURE_TYPE_EXECUTION_GRAPH_PIPELINE_SCRATCH_SIZE_AMDX};
     EXPECT_EQ(context.vkGetExecutionGraphPipelineScratchSizeAMDX(context.device(), graph, &size), VK_SUCCESS);
     TestBuffer scratch = context.CreateScratch(size.minSize);
-    context.Submit([&](VkCommandBuffer cmd) { context.vkCmdInitializeGraphScratchMemoryAMDX(cmd, graph, scratch.address, scratch.size); });
+    context.Submit(
+        [&](VkCommandBuffer cmd) { context.vkCmdInitializeGraphScratchMemoryAMDX(cmd, graph, scratch.address, scratch.size); });
 
     HelloRecord records[4];
     for (uint32_t i = 0; i < 4; ++i) records[i] = {i + 1, i};
@@ -173,9 +175,9 @@ TEST_F(DebugLabels, NameTheDispatchEveryLevelAndEveryNodeDispatch) {
     const std::string dispatch_label = "vkCmdDispatchGraphAMDX \"hello-graph\" (graph 1)";
     EXPECT_EQ(labels.problems, "") << Joined(events);
     const std::vector<std::vector<std::string>> expected_nodes = {
-        {dispatch_label, "level 0", "firstNode[0]"},  {dispatch_label, "level 0", "secondNode[0]"},
-        {dispatch_label, "level 0", "thirdNode[0]"},  {dispatch_label, "level 1", "secondNode[0]"},
-        {dispatch_label, "level 1", "thirdNode[0]"},  {dispatch_label, "level 2", "thirdNode[0]"}};
+        {dispatch_label, "level 0", "firstNode[0]"}, {dispatch_label, "level 0", "secondNode[0]"},
+        {dispatch_label, "level 0", "thirdNode[0]"}, {dispatch_label, "level 1", "secondNode[0]"},
+        {dispatch_label, "level 1", "thirdNode[0]"}, {dispatch_label, "level 2", "thirdNode[0]"}};
     EXPECT_EQ(labels.indirect_dispatches, expected_nodes) << Joined(events);
     // Meta passes run inside the dispatch's region, and inside a level's region where they belong to one.
     ASSERT_FALSE(labels.dispatches.empty()) << Joined(events);
