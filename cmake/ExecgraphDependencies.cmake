@@ -4,6 +4,8 @@ find_package(Threads REQUIRED)
 find_package(Python3 REQUIRED COMPONENTS Interpreter)   # generates the SPIR-V operand tables at build time
 find_package(SPIRV-Tools REQUIRED)         # validates and optimises *lowered* modules only
 find_package(SPIRV-Tools-opt REQUIRED)
+find_package(PkgConfig REQUIRED)
+pkg_check_modules(SPIRV_CROSS_C REQUIRED IMPORTED_TARGET spirv-cross-c-shared)   # GLSL renderings of lowered shader dumps
 find_program(GLSLANG_VALIDATOR glslangValidator REQUIRED)   # compiles meta shaders and test shaders
 
 # spirv.core.grammar.json from spirv-headers: source of the SPIR-V operand tables.

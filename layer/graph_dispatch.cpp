@@ -178,13 +178,20 @@ void RecordGraphDispatch(DeviceState& device, VkCommandBuffer command_buffer, Vk
         }
     }
 
+    // Labels only where the application enabled VK_EXT_debug_utils on its instance (the commands belong to it).
+    const bool labels = device.instance->settings.debug_labels && device.instance->debug_utils_enabled &&
+                        device.dispatch.CmdBeginDebugUtilsLabelEXT != nullptr &&
+                        device.dispatch.CmdEndDebugUtilsLabelEXT != nullptr;
     GraphPlan plan;
     plan.graph_tag = graph.graph_tag;
     plan.scratch_plan = graph.scratch_plan;
     plan.levels = graph.levels;
+    plan.debug_labels = labels;
     for (uint32_t n = 0; n < graph.nodes.size(); ++n) {
-        plan.nodes.push_back({graph.nodes[n].pipeline, graph.lowered_layout, graph.context_offset,
-                              graph.nodes[n].info.input_record.size, graph.static_infos[n].shares_input_with});
+        const GraphNode& node = graph.nodes[n];
+        plan.nodes.push_back({node.pipeline, graph.lowered_layout, graph.context_offset, node.info.input_record.size,
+                              graph.static_infos[n].shares_input_with,
+                              labels ? node.name + "[" + std::to_string(node.shader_index) + "]" : std::string()});
     }
     // What every node sees: the application's execution-graph descriptor sets and push constants, with the lowered layout
     // (identical set layouts, so the sets are compatible). The meta pipelines use no descriptor sets, so the sets are
@@ -197,11 +204,11 @@ void RecordGraphDispatch(DeviceState& device, VkCommandBuffer command_buffer, Vk
         }
         PushApplicationConstants(device, cmd, *state, graph);
     };
-    // A labelled region per graph dispatch, so debuggers show the graph's dispatches as one named step.
-    const bool label = device.instance->settings.debug_labels && device.dispatch.CmdBeginDebugUtilsLabelEXT != nullptr &&
-                       device.dispatch.CmdEndDebugUtilsLabelEXT != nullptr;
-    if (label) {
-        const std::string text = std::string(command) + " " + (graph.debug_name.empty() ? "execution graph" : graph.debug_name);
+    // The dispatch's label region holds one region per level, and each of those one per node dispatch, so debuggers show
+    // the graph as named compute dispatches. "graph N" matches the shader dump file names (docs/debugging.md).
+    if (labels) {
+        const std::string text = std::string(command) + " " + (graph.debug_name.empty() ? "" : "\"" + graph.debug_name + "\" ") +
+                                 "(graph " + std::to_string(graph.graph_number) + ")";
         VkDebugUtilsLabelEXT region{VK_STRUCTURE_TYPE_DEBUG_UTILS_LABEL_EXT};
         region.pLabelName = text.c_str();
         device.dispatch.CmdBeginDebugUtilsLabelEXT(command_buffer, &region);
@@ -214,7 +221,7 @@ void RecordGraphDispatch(DeviceState& device, VkCommandBuffer command_buffer, Vk
                                         std::string(command) + " with execution graph " +
                                             (graph.debug_name.empty() ? std::string("(unnamed)") : "\"" + graph.debug_name + "\""));
     }
-    if (label) device.dispatch.CmdEndDebugUtilsLabelEXT(command_buffer);
+    if (labels) device.dispatch.CmdEndDebugUtilsLabelEXT(command_buffer);
     if (recorded.result != VK_SUCCESS) ReportDispatchError(device, command_buffer, std::string(command) + ": " + recorded.error);
     RestoreComputeState(device, command_buffer, *state);
 }

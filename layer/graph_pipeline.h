@@ -56,7 +56,8 @@ struct GraphPipeline {
     std::vector<uint32_t> output_table;
     std::vector<runtime::NodeStaticInfo> static_infos;
     uint32_t trash_size = 0;      // bytes: the largest allocation one workgroup of any node can make
-    uint32_t graph_tag = 0;
+    uint32_t graph_tag = 0;       // unique in the process; scratch remembers it to catch a graph/scratch mismatch
+    uint32_t graph_number = 0;    // per device, 1, 2, ... in creation order (DeviceState::next_graph_number); 0 for libraries
     VkExecutionGraphPipelineScratchSizeAMDX scratch_size{VK_STRUCTURE_TYPE_EXECUTION_GRAPH_PIPELINE_SCRATCH_SIZE_AMDX};
     ScratchPlan scratch_plan{0, 0, 0};
     std::string debug_name;

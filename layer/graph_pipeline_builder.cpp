@@ -3,15 +3,17 @@
 #include "graph_pipeline_builder.h"
 
 #include <algorithm>
+#include <atomic>
+#include <cctype>
 #include <cstdio>
 #include <cstring>
 #include <map>
-#include <atomic>
 #include <set>
 #include <sstream>
 
 #include "execgraph/spirv/lowering.h"
 #include "execgraph/spirv/reader.h"
+#include "glsl_rendering.h"
 #include "layer_state.h"
 #include "pnext_chain.h"
 #include "scratch_plan.h"
@@ -80,24 +82,35 @@ void NameNode(GraphNode& node) {
                                                                                       : node.info.shader_index.value_or(0);
 }
 
-// Writes a node's original AMDX module and its lowered module to the `dump_shaders_path` folder, named after the graph
-// and the node so a person can tell them apart (docs/settings.md). Failures to write are reported, never fatal.
-void DumpNodeShaders(const DeviceState& device, uint32_t graph_tag, const GraphNode& node, const std::vector<uint32_t>& lowered) {
+// Writes a node's original AMDX module, its lowered module and a GLSL rendering of the lowered module to the
+// `dump_shaders_path` folder as graph<N>_<node>_<index>.{amdx.spv,lowered.spv,glsl}, N being the device's graph number
+// (docs/debugging.md). Failures to write or render are warnings, never fatal: dumps are a debugging aid.
+void DumpNodeShaders(const DeviceState& device, uint32_t graph_number, const GraphNode& node,
+                     const std::vector<uint32_t>& lowered) {
     const std::string& folder = device.instance->settings.dump_shaders_path;
     if (folder.empty()) return;
-    std::string stem = folder + "/graph" + std::to_string(graph_tag) + "_" + node.name + "_" + std::to_string(node.shader_index);
-    for (char& c : stem) {
-        if (c == ' ' || c == ':' || c == '\\') c = '_';
+    std::string node_name = node.name;
+    for (char& c : node_name) {
+        if (!std::isalnum(static_cast<unsigned char>(c)) && c != '_' && c != '-' && c != '.') c = '_';  // no '/' or spaces
     }
-    const std::pair<std::string, const std::vector<uint32_t>*> files[] = {{stem + ".amdx.spv", node.source.words.get()},
-                                                                           {stem + ".lowered.spv", &lowered}};
-    for (const auto& [path, words] : files) {
+    const std::string stem =
+        folder + "/graph" + std::to_string(graph_number) + "_" + node_name + "_" + std::to_string(node.shader_index);
+    auto write = [&](const std::string& path, const void* data, size_t size) {
         FILE* file = std::fopen(path.c_str(), "wb");
-        const bool written = file != nullptr && std::fwrite(words->data(), sizeof(uint32_t), words->size(), file) == words->size();
-        if (file != nullptr) std::fclose(file);
-        if (!written) {
+        bool written = file != nullptr && std::fwrite(data, 1, size, file) == size;
+        if (file != nullptr && std::fclose(file) != 0) written = false;
+        if (!written)
             device.messages().Emit(MessageSeverity::kWarning, message_id::kSettings, "dump_shaders_path: could not write " + path);
-        }
+    };
+    write(stem + ".amdx.spv", node.source.words->data(), node.source.words->size() * sizeof(uint32_t));
+    write(stem + ".lowered.spv", lowered.data(), lowered.size() * sizeof(uint32_t));
+    std::string error;
+    if (std::optional<std::string> glsl = RenderGlsl(lowered, node.source.entry_point, &error)) {
+        write(stem + ".glsl", glsl->data(), glsl->size());
+    } else {
+        device.messages().Emit(MessageSeverity::kWarning, message_id::kSettings,
+                               "dump_shaders_path: SPIRV-Cross could not render " + stem + ".lowered.spv as GLSL (" + error +
+                                   "); the .spv files are unaffected");
     }
 }
 
@@ -350,6 +363,7 @@ GraphBuildResult BuildExecutionGraphPipeline(DeviceState& device, VkPipelineCach
     // 7. Lower every node and create its compute pipeline.
     static std::atomic<uint32_t> next_graph_tag{1};
     const uint32_t graph_tag = next_graph_tag.fetch_add(1);
+    graph->graph_number = device.next_graph_number.fetch_add(1);
     for (uint32_t n = 0; n < graph->nodes.size(); ++n) {
         GraphNode& node = graph->nodes[n];
         spirv::LoweringOptions options;
@@ -368,7 +382,7 @@ GraphBuildResult BuildExecutionGraphPipeline(DeviceState& device, VkPipelineCach
             return Failure(VK_ERROR_UNKNOWN, "lowering node " + NodeLabel(node.name, node.shader_index) + " failed: " + lowered.error().ToString());
         }
         node.lowered_local_size = lowered->local_size;
-        DumpNodeShaders(device, graph_tag, node, lowered->words);
+        DumpNodeShaders(device, graph->graph_number, node, lowered->words);
         if (node.info.launch == spirv::LaunchKind::kThread) graph->static_infos[n].records_per_workgroup = lowered->local_size[0];
         for (const spirv::NodeOutputInfo& output : node.info.outputs) {
             // A workgroup allocates at most maxExecutionGraphShaderPayloadCount records (facts §12.1); size the trash for it.

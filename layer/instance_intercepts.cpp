@@ -78,6 +78,10 @@ VKAPI_ATTR VkResult VKAPI_CALL CreateInstance(const VkInstanceCreateInfo* pCreat
                              : VK_API_VERSION_1_0;
     LoadInstanceDispatchTable(*pInstance, next_get_instance_proc_addr, &state->dispatch);
     state->settings = settings.settings;
+    for (uint32_t i = 0; i < pCreateInfo->enabledExtensionCount; ++i) {
+        if (std::strcmp(pCreateInfo->ppEnabledExtensionNames[i], VK_EXT_DEBUG_UTILS_EXTENSION_NAME) == 0)
+            state->debug_utils_enabled = true;
+    }
     state->messages.SetLogToStderr(state->settings.log_to_stderr);
     RegisterInstanceState(GetDispatchKey(*pInstance), state);
 

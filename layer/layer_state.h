@@ -3,6 +3,7 @@
 
 #include <vulkan/vulkan.h>
 
+#include <atomic>
 #include <memory>
 #include <string>
 
@@ -23,6 +24,9 @@ struct InstanceState {
     InstanceDispatchTable dispatch;
     LayerSettings settings;
     MessageSink messages;
+    // The application enabled VK_EXT_debug_utils on this instance. The label commands belong to that extension, so the
+    // layer records labels only then; their function pointers can be non-null without it (the loader's trampolines).
+    bool debug_utils_enabled = false;
 
     // What each physical device can do, computed on first use: the answer never changes for a physical device.
     ConcurrentMap<VkPhysicalDevice, std::shared_ptr<const PhysicalDeviceSupport>> physical_device_support;
@@ -56,6 +60,9 @@ struct DeviceState {
     ConcurrentMap<VkCommandBuffer, std::shared_ptr<CommandBufferState>> command_buffers;
     std::unique_ptr<MetaPipelines> meta_pipelines;  // the scheduler's pipelines, created on first use
     std::unique_ptr<DispatchReporter> reporter;     // reports dropped work at the application's synchronisation points
+    // Numbers this device's execution graph pipelines 1, 2, ... in creation order: the "graph N" of shader dump file names
+    // and debug labels (docs/debugging.md), stable across runs of a deterministic application.
+    std::atomic<uint32_t> next_graph_number{1};
 
     const MessageSink& messages() const { return instance->messages; }
 };

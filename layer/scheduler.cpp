@@ -192,6 +192,12 @@ void SchedulerRecorder::RunMeta(VkCommandBuffer cmd, VkPipeline pipeline, const 
     dispatch_->CmdDispatch(cmd, workgroups, 1, 1);
 }
 
+void SchedulerRecorder::BeginLabel(VkCommandBuffer cmd, const std::string& text) const {
+    VkDebugUtilsLabelEXT label{VK_STRUCTURE_TYPE_DEBUG_UTILS_LABEL_EXT};
+    label.pLabelName = text.c_str();
+    dispatch_->CmdBeginDebugUtilsLabelEXT(cmd, &label);
+}
+
 RecordResult SchedulerRecorder::RecordInitialize(VkCommandBuffer cmd, const ScratchBinding& scratch, const ScratchPlan& plan,
                                                  uint32_t graph_tag, std::span<const runtime::NodeStaticInfo> nodes,
                                                  std::span<const uint32_t> output_table) {
@@ -305,8 +311,11 @@ RecordResult SchedulerRecorder::RecordDispatch(VkCommandBuffer cmd, const Scratc
 
     // 3. Levels. Level L reads half L % 2 (the entry pass wrote half 0) and writes the other.
     const WriteArgsParams args_params{scratch.address};
+    const bool labels =
+        plan.debug_labels && dispatch_->CmdBeginDebugUtilsLabelEXT != nullptr && dispatch_->CmdEndDebugUtilsLabelEXT != nullptr;
     for (uint32_t level = 0; level < plan.levels.size(); ++level) {
         const uint32_t input_half = level % 2;
+        if (labels) BeginLabel(cmd, "level " + std::to_string(level));
         // The previous step's writes (entry pass or nodes), and its indirect reads of the args prepare now clears.
         Barrier(cmd, kPriorStages, VK_ACCESS_2_SHADER_STORAGE_WRITE_BIT, VK_PIPELINE_STAGE_2_COMPUTE_SHADER_BIT, kShaderReadWrite);
         const PrepareParams prepare_params{scratch.address, input_half, level, 0, 0};
@@ -338,12 +347,15 @@ RecordResult SchedulerRecorder::RecordDispatch(VkCommandBuffer cmd, const Scratc
         const NodePushContext context{scratch.address, 0, 0};
         for (uint32_t node : plan.levels[level]) {
             const NodeDispatchPlan& node_plan = plan.nodes[node];
+            if (labels) BeginLabel(cmd, node_plan.label);
             dispatch_->CmdBindPipeline(cmd, VK_PIPELINE_BIND_POINT_COMPUTE, node_plan.pipeline);
             if (plan.bind_node_state) plan.bind_node_state(cmd, node);
             dispatch_->CmdPushConstants(cmd, node_plan.layout, VK_SHADER_STAGE_COMPUTE_BIT, node_plan.context_offset, sizeof(context),
                                         &context);
             dispatch_->CmdDispatchIndirect(cmd, scratch.buffer, scratch.offset + layout->DispatchArgsOffset(input_half, node));
+            if (labels) dispatch_->CmdEndDebugUtilsLabelEXT(cmd);
         }
+        if (labels) dispatch_->CmdEndDebugUtilsLabelEXT(cmd);
     }
 
     // 4. Records the last level wrote have no level to run them: count and flag them.

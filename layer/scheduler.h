@@ -51,6 +51,7 @@ struct NodeDispatchPlan {
     uint32_t context_offset = 0;              // where NodePushContext is pushed (LoweringOptions::context_offset)
     uint32_t payload_size = 0;                // exact input record bytes; host-staged entries copy this many per payload
     uint32_t shares_input_with = runtime::kInvalidNode;  // as NodeStaticInfo::shares_input_with
+    std::string label;                        // its label with GraphPlan::debug_labels, e.g. "shade[2]"
 };
 
 struct GraphPlan {
@@ -66,6 +67,10 @@ struct GraphPlan {
     // so the application's constants must be pushed again at least on the first call of each level; descriptor sets
     // stay bound (meta layouts have no sets).
     std::function<void(VkCommandBuffer, uint32_t node)> bind_node_state;
+    // Wrap each level in a "level N" debug-utils label region and each node dispatch in one named NodeDispatchPlan::label,
+    // so that debuggers show the graph as named compute dispatches. Only when the application enabled VK_EXT_debug_utils
+    // on its instance (the label commands are not valid otherwise) and the dispatch table has both label commands.
+    bool debug_labels = false;
 
     uint32_t node_count() const { return static_cast<uint32_t>(nodes.size()); }
 };
@@ -133,6 +138,7 @@ class SchedulerRecorder {
     void Barrier(VkCommandBuffer cmd, VkPipelineStageFlags2 src_stages, VkAccessFlags2 src_access, VkPipelineStageFlags2 dst_stages,
                  VkAccessFlags2 dst_access) const;
     void RunMeta(VkCommandBuffer cmd, VkPipeline pipeline, const void* params, uint32_t params_size, uint32_t workgroups) const;
+    void BeginLabel(VkCommandBuffer cmd, const std::string& text) const;
 
     const DeviceDispatchTable* dispatch_;
     MetaPipelines* pipelines_;

@@ -31,14 +31,17 @@ constexpr SettingDescriptor kSettingDescriptors[] = {
     {"optimize_lowered_shaders", "false", "Run the SPIRV-Tools performance passes on every lowered shader module.",
      SettingField<&LayerSettings::optimize_lowered_shaders>()},
     {"dump_shaders_path", "",
-     "Folder into which the original and lowered SPIR-V of every node is written; empty disables dumping.",
+     "Folder into which the original and lowered SPIR-V of every node, and a GLSL rendering of the lowered one, are written; "
+     "empty disables dumping.",
      SettingField<&LayerSettings::dump_shaders_path>()},
     {"statistics", "false", "Not implemented yet: per-dispatch statistics (accepted and ignored).",
      SettingField<&LayerSettings::statistics>()},
     {"overflow_fatal", "false",
      "Not implemented yet: make a graph dispatch that drops records fatal (accepted and ignored).",
      SettingField<&LayerSettings::overflow_fatal>()},
-    {"debug_labels", "true", "Wrap each emulated graph dispatch in a debug-utils label.",
+    {"debug_labels", "true",
+     "Label each emulated graph dispatch, each of its levels and each node dispatch with debug-utils labels (needs "
+     "VK_EXT_debug_utils enabled on the instance).",
      SettingField<&LayerSettings::debug_labels>()},
 };
 

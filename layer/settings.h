@@ -49,13 +49,13 @@ struct LayerSettings {
     bool validate_lowered_shaders = false;
     // Run the SPIRV-Tools performance passes on every lowered shader module.
     bool optimize_lowered_shaders = false;
-    // Folder into which original and lowered SPIR-V modules are written; empty disables dumping.
+    // Folder into which original and lowered SPIR-V modules and GLSL renderings are written; empty disables dumping.
     std::string dump_shaders_path;
     // Collect and report per-graph dispatch statistics.
     bool statistics = false;
     // Treat a payload-queue overflow as a fatal device error instead of dropping the excess work.
     bool overflow_fatal = false;
-    // Wrap emulated graph dispatches in debug-utils labels and name internal objects.
+    // Label graph dispatches, levels and node dispatches with debug-utils labels (when VK_EXT_debug_utils is enabled).
     bool debug_labels = true;
 };
 

@@ -238,6 +238,7 @@ class TileShadingExample {
     VkShaderModule CreateShaderModule(const uint32_t* words, size_t word_count);
 
     VkInstance instance_ = VK_NULL_HANDLE;
+    bool debug_utils_ = false;  // VK_EXT_debug_utils enabled on the instance
     VkDebugUtilsMessengerEXT messenger_ = VK_NULL_HANDLE;
     PFN_vkDestroyDebugUtilsMessengerEXT destroy_messenger_ = nullptr;
     VkPhysicalDevice physical_device_ = VK_NULL_HANDLE;
@@ -289,14 +290,17 @@ TileShadingExample::~TileShadingExample() {
 }
 
 // Step 1: the instance. Nothing AMDX-specific here: VK_AMDX_shader_enqueue is a *device* extension. The instance asks
-// for Vulkan 1.3 (the execgraph layer emulates execution graphs with 1.3 compute features) and installs a debug
-// messenger when VK_EXT_debug_utils is available, so that the layer's explanations of any failure are visible.
+// for Vulkan 1.3 (the execgraph layer emulates execution graphs with 1.3 compute features) and enables
+// VK_EXT_debug_utils when it is available: the messenger makes the layer's explanations of any failure visible, and
+// with the extension enabled the layer also labels every graph dispatch, level and node for RenderDoc or Nsight
+// (docs/debugging.md).
 void TileShadingExample::CreateInstance() {
     uint32_t count = 0;
     Check(vkEnumerateInstanceExtensionProperties(nullptr, &count, nullptr), "vkEnumerateInstanceExtensionProperties");
     std::vector<VkExtensionProperties> extensions(count);
     Check(vkEnumerateInstanceExtensionProperties(nullptr, &count, extensions.data()), "vkEnumerateInstanceExtensionProperties");
-    const bool debug_utils = HasExtension(extensions, VK_EXT_DEBUG_UTILS_EXTENSION_NAME);
+    debug_utils_ = HasExtension(extensions, VK_EXT_DEBUG_UTILS_EXTENSION_NAME);
+    const bool debug_utils = debug_utils_;
 
     VkApplicationInfo application{VK_STRUCTURE_TYPE_APPLICATION_INFO};
     application.pApplicationName = "execgraph tile_shading example";
@@ -329,7 +333,7 @@ void TileShadingExample::CreateInstance() {
         Require(create_messenger != nullptr && destroy_messenger_ != nullptr, "VK_EXT_debug_utils entry points are missing");
         Check(create_messenger(instance_, &messenger_info, nullptr, &messenger_), "vkCreateDebugUtilsMessengerEXT");
     } else {
-        std::fprintf(stderr, "note: VK_EXT_debug_utils is not available; layer messages go to the layer's own log\n");
+        std::fprintf(stderr, "note: VK_EXT_debug_utils is not available; the layer prints its warnings and errors to stderr\n");
     }
 }
 
@@ -605,12 +609,26 @@ void TileShadingExample::CreateExecutionGraph() {
     Check(vkCreateExecutionGraphPipelinesAMDX(device_, VK_NULL_HANDLE, 1, &create_info, nullptr, &graph_),
           "vkCreateExecutionGraphPipelinesAMDX");
     std::printf("execution graph created: classify -> shade[0..%u]\n", kMaterialCount - 1);
+
+    // Optional: a name for debuggers. The execgraph layer puts it in the label of every dispatch of this graph
+    // (vkCmdDispatchGraphAMDX "tile_shading" (graph 1)) and names the per-node pipelines tile_shading/shade[2] etc.
+    if (debug_utils_) {
+        auto set_name =
+            reinterpret_cast<PFN_vkSetDebugUtilsObjectNameEXT>(vkGetDeviceProcAddr(device_, "vkSetDebugUtilsObjectNameEXT"));
+        VkDebugUtilsObjectNameInfoEXT name{VK_STRUCTURE_TYPE_DEBUG_UTILS_OBJECT_NAME_INFO_EXT};
+        name.objectType = VK_OBJECT_TYPE_PIPELINE;
+        name.objectHandle = reinterpret_cast<uint64_t>(graph_);
+        name.pObjectName = "tile_shading";
+        if (set_name != nullptr) Check(set_name(device_, &name), "vkSetDebugUtilsObjectNameEXT");
+    }
 }
 
 // Step 7: scratch memory. The graph's runtime keeps its queues of pending payloads in memory the application provides.
 // The pipeline reports a minimum size (enough to run the graph at all), a maximum (beyond which more memory does not
 // help) and a granularity for sizes in between. The buffer needs the EXECUTION_GRAPH_SCRATCH usage and a device
-// address.
+// address; vkCmdInitializeGraphScratchMemoryAMDX requires that address to be a multiple of 64 (keep it so when you
+// sub-allocate scratch from a larger buffer). Initialization and dispatches read and write scratch as compute-shader
+// storage accesses, so two dispatches sharing a scratch range must be ordered by a barrier, like step 8a does.
 void TileShadingExample::CreateScratch() {
     VkExecutionGraphPipelineScratchSizeAMDX size_info{VK_STRUCTURE_TYPE_EXECUTION_GRAPH_PIPELINE_SCRATCH_SIZE_AMDX};
     Check(vkGetExecutionGraphPipelineScratchSizeAMDX(device_, graph_, &size_info), "vkGetExecutionGraphPipelineScratchSizeAMDX");
@@ -631,6 +649,7 @@ void TileShadingExample::CreateScratch() {
     // Device-local: only the GPU touches scratch.
     CreateBuffer(size, VK_BUFFER_USAGE_EXECUTION_GRAPH_SCRATCH_BIT_AMDX | VK_BUFFER_USAGE_SHADER_DEVICE_ADDRESS_BIT,
                  VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT, &scratch_);
+    Require(scratch_.address % 64 == 0, "the scratch address is not a multiple of 64");
     std::printf("scratch buffer: %llu bytes at device address 0x%llx\n", static_cast<unsigned long long>(scratch_.size),
                 static_cast<unsigned long long>(scratch_.address));
 }
@@ -699,6 +718,8 @@ void TileShadingExample::RecordAndSubmit() {
     Check(vkWaitForFences(device_, 1, &fence_, VK_TRUE, 60ull * 1000 * 1000 * 1000), "vkWaitForFences");
 }
 
+// Step 9: read the result. After the fence, the pixel buffer holds what the shade nodes wrote. Scratch is never read by
+// the application: its contents belong to the implementation.
 std::vector<uint32_t> TileShadingExample::ReadBack() const {
     // The memory is HOST_COHERENT, so no vkInvalidateMappedMemoryRanges is needed after the host barrier and the fence.
     const uint32_t* mapped = static_cast<const uint32_t*>(pixels_.mapped);

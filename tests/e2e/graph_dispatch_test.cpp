@@ -2,13 +2,7 @@
 // result buffers back and compares them with a CPU reference; any validation or layer message fails the test.
 #include <gtest/gtest.h>
 
-#include <unistd.h>
-
 #include <cstring>
-#include <filesystem>
-#include <fstream>
-#include <iterator>
-#include <spirv-tools/libspirv.hpp>
 #include <numeric>
 #include <vector>
 
@@ -269,46 +263,6 @@ TEST_F(GraphDispatch, OverflowIsReportedWithTheDroppedCount) {
     EXPECT_NE(reports[0].find(std::to_string(kRecords - capacity) + " records were dropped"), std::string::npos) << reports[0];
     EXPECT_NE(reports[0].find("record list"), std::string::npos) << reports[0];
     context_.log().Clear();
-}
-
-// dump_shaders_path: every node's AMDX module and its lowered module land in the folder, and the lowered one is plain
-// Vulkan 1.3 SPIR-V that SPIRV-Tools accepts.
-TEST(ShaderDumps, EveryNodeIsWrittenBeforeAndAfterLowering) {
-    const std::string folder = ::testing::TempDir() + "execgraph_dumps_" + std::to_string(::getpid());
-    std::filesystem::create_directories(folder);
-    setenv("VK_EXECGRAPH_SHADER_ENQUEUE_DUMP_SHADERS_PATH", folder.c_str(), 1);
-    {
-        GraphTestContext context;
-        ASSERT_TRUE(context.ok());
-        TestBuffer uav = context.CreateBuffer(64, VK_BUFFER_USAGE_STORAGE_BUFFER_BIT);
-        VkPipelineLayout layout = context.CreateStorageBufferLayout({&uav});
-        ASSERT_NE(context.CreateGraph(HelloGraphStages(), layout), VK_NULL_HANDLE) << context.log().Problems();
-        context.Destroy(uav);
-        EXPECT_EQ(context.log().Problems(), "");
-    }
-    unsetenv("VK_EXECGRAPH_SHADER_ENQUEUE_DUMP_SHADERS_PATH");
-    size_t amdx = 0, lowered = 0;
-    spvtools::SpirvTools tools(SPV_ENV_VULKAN_1_3);
-    for (const auto& entry : std::filesystem::directory_iterator(folder)) {
-        const std::string name = entry.path().filename().string();
-        std::ifstream file(entry.path(), std::ios::binary);
-        std::vector<char> bytes((std::istreambuf_iterator<char>(file)), std::istreambuf_iterator<char>());
-        std::vector<uint32_t> words(bytes.size() / 4);
-        std::memcpy(words.data(), bytes.data(), words.size() * 4);
-        ASSERT_GE(words.size(), 5u) << name;
-        EXPECT_EQ(words[0], 0x07230203u) << name;
-        if (name.ends_with(".amdx.spv")) ++amdx;
-        if (name.ends_with(".lowered.spv")) {
-            ++lowered;
-            spv_validator_options options = spvValidatorOptionsCreate();
-            spvValidatorOptionsSetScalarBlockLayout(options, true);
-            EXPECT_TRUE(tools.Validate(words.data(), words.size(), options)) << name;
-            spvValidatorOptionsDestroy(options);
-        }
-    }
-    EXPECT_EQ(amdx, 3u);
-    EXPECT_EQ(lowered, 3u);
-    std::filesystem::remove_all(folder);
 }
 
 }  // namespace

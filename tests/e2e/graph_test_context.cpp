@@ -30,10 +30,12 @@ std::string ReadCorpus(const std::string& name) { return ReadText("EXECGRAPH_SPI
 
 std::string ReadModule(const std::string& name) { return ReadText("EXECGRAPH_E2E_MODULES_DIR", EXECGRAPH_E2E_MODULES_DIR, name); }
 
-GraphTestContext::GraphTestContext(bool with_validation) {
+GraphTestContext::GraphTestContext(const GraphTestOptions& test_options) {
     InstanceOptions options;
     options.layers = {kLayerName};
-    if (with_validation) options.layers.push_back(kValidationLayerName);
+    options.layers.insert(options.layers.end(), test_options.layers_below.begin(), test_options.layers_below.end());
+    if (test_options.with_validation) options.layers.push_back(kValidationLayerName);
+    if (!test_options.debug_utils) options.extensions.clear();
     instance_ = std::make_unique<TestInstance>(options, &log_);
     if (instance_->result() != VK_SUCCESS) return;
     // DXC records with 16- or 64-bit members put Int16 / Int64 into the node modules the application creates, so the

@@ -35,10 +35,17 @@ struct NodeStage {
     const VkSpecializationInfo* specialization = nullptr;
 };
 
+struct GraphTestOptions {
+    bool with_validation = true;            // VK_LAYER_KHRONOS_validation below the layer; every message fails the test
+    std::vector<const char*> layers_below;  // layers between execgraph and validation (e.g. the test capture layer)
+    bool debug_utils = true;                // enable VK_EXT_debug_utils (and the message log's messenger) on the instance
+};
+
 class GraphTestContext {
   public:
     // with_validation: VK_LAYER_KHRONOS_validation below the layer; every message fails the test in TearDown.
-    explicit GraphTestContext(bool with_validation = true);
+    explicit GraphTestContext(bool with_validation = true) : GraphTestContext(GraphTestOptions{with_validation}) {}
+    explicit GraphTestContext(const GraphTestOptions& options);
     ~GraphTestContext();
 
     bool ok() const { return device_ != nullptr && device_->result() == VK_SUCCESS; }

@@ -1,5 +1,6 @@
 #include "vulkan_test_support.h"
 
+#include <algorithm>
 #include <cstring>
 #include <sstream>
 
@@ -65,8 +66,12 @@ TestInstance::TestInstance(const InstanceOptions& options, MessageLog* log) {
     VkApplicationInfo application{VK_STRUCTURE_TYPE_APPLICATION_INFO};
     application.pApplicationName = "execgraph-tests";
     application.apiVersion = options.api_version;
+    // The messenger needs VK_EXT_debug_utils; tests of an instance without it get no messages.
+    const bool debug_utils = std::any_of(options.extensions.begin(), options.extensions.end(), [](const char* name) {
+        return std::strcmp(name, VK_EXT_DEBUG_UTILS_EXTENSION_NAME) == 0;
+    });
     VkInstanceCreateInfo create_info{VK_STRUCTURE_TYPE_INSTANCE_CREATE_INFO};
-    create_info.pNext = &messenger_info;
+    create_info.pNext = debug_utils ? static_cast<const void*>(&messenger_info) : options.extra_pnext;
     create_info.pApplicationInfo = &application;
     create_info.enabledLayerCount = static_cast<uint32_t>(options.layers.size());
     create_info.ppEnabledLayerNames = options.layers.data();
@@ -80,7 +85,7 @@ TestInstance::TestInstance(const InstanceOptions& options, MessageLog* log) {
     auto create_messenger = reinterpret_cast<PFN_vkCreateDebugUtilsMessengerEXT>(
         vkGetInstanceProcAddr(instance_, "vkCreateDebugUtilsMessengerEXT"));
     messenger_info.pNext = nullptr;
-    if (create_messenger != nullptr) create_messenger(instance_, &messenger_info, nullptr, &messenger_);
+    if (debug_utils && create_messenger != nullptr) create_messenger(instance_, &messenger_info, nullptr, &messenger_);
 }
 
 TestInstance::~TestInstance() {

@@ -1,0 +1,195 @@
+// VK_LAYER_EXECGRAPH_test_capture: a pass-through layer for tests, placed below execgraph, that records the debug-utils
+// label commands and compute dispatches execgraph sends down, so a test can check what a debugger would see (RenderDoc
+// and Nsight read the same command stream). The test process reads the record through CaptureEvents(), found with
+// dlsym in the already-loaded library (capture_layer.h).
+#include "capture_layer.h"
+
+#include <vulkan/vk_layer.h>
+#include <vulkan/vulkan.h>
+
+#include <cstring>
+#include <map>
+#include <mutex>
+#include <string>
+#include <type_traits>
+
+namespace {
+
+using DispatchKey = void*;
+template <typename Handle>
+DispatchKey KeyOf(Handle handle) {
+    return *reinterpret_cast<DispatchKey*>(handle);  // the loader's dispatch table pointer, shared by child objects
+}
+
+struct DeviceFunctions {
+    PFN_vkGetDeviceProcAddr get_device_proc_addr = nullptr;
+    PFN_vkDestroyDevice destroy_device = nullptr;
+    PFN_vkCmdBeginDebugUtilsLabelEXT begin_label = nullptr;
+    PFN_vkCmdEndDebugUtilsLabelEXT end_label = nullptr;
+    PFN_vkCmdInsertDebugUtilsLabelEXT insert_label = nullptr;
+    PFN_vkCmdDispatch dispatch = nullptr;
+    PFN_vkCmdDispatchIndirect dispatch_indirect = nullptr;
+};
+
+std::mutex mutex;
+std::map<DispatchKey, PFN_vkGetInstanceProcAddr> instances;  // next layer's vkGetInstanceProcAddr per instance
+std::map<DispatchKey, DeviceFunctions> devices;
+std::string events;
+
+DeviceFunctions DeviceOf(VkCommandBuffer command_buffer) {
+    std::lock_guard lock(mutex);
+    return devices[KeyOf(command_buffer)];
+}
+
+void Record(const std::string& event) {
+    std::lock_guard lock(mutex);
+    events += event + "\n";
+}
+
+template <typename CreateInfo>
+auto* FindLink(const CreateInfo* create_info, VkStructureType type) {
+    using Link =
+        std::conditional_t<std::is_same_v<CreateInfo, VkInstanceCreateInfo>, VkLayerInstanceCreateInfo, VkLayerDeviceCreateInfo>;
+    for (auto* node = static_cast<const VkBaseInStructure*>(create_info->pNext); node != nullptr; node = node->pNext) {
+        auto* link = reinterpret_cast<Link*>(const_cast<VkBaseInStructure*>(node));
+        if (node->sType == type && link->function == VK_LAYER_LINK_INFO) return link;
+    }
+    return static_cast<Link*>(nullptr);
+}
+
+VKAPI_ATTR VkResult VKAPI_CALL CreateInstance(const VkInstanceCreateInfo* create_info, const VkAllocationCallbacks* allocator,
+                                              VkInstance* instance) {
+    auto* link = FindLink(create_info, VK_STRUCTURE_TYPE_LOADER_INSTANCE_CREATE_INFO);
+    if (link == nullptr) return VK_ERROR_INITIALIZATION_FAILED;
+    PFN_vkGetInstanceProcAddr next = link->u.pLayerInfo->pfnNextGetInstanceProcAddr;
+    link->u.pLayerInfo = link->u.pLayerInfo->pNext;
+    auto create = reinterpret_cast<PFN_vkCreateInstance>(next(VK_NULL_HANDLE, "vkCreateInstance"));
+    VkResult result = create(create_info, allocator, instance);
+    if (result == VK_SUCCESS) {
+        std::lock_guard lock(mutex);
+        instances[KeyOf(*instance)] = next;
+    }
+    return result;
+}
+
+VKAPI_ATTR VkResult VKAPI_CALL CreateDevice(VkPhysicalDevice physical_device, const VkDeviceCreateInfo* create_info,
+                                            const VkAllocationCallbacks* allocator, VkDevice* device) {
+    auto* link = FindLink(create_info, VK_STRUCTURE_TYPE_LOADER_DEVICE_CREATE_INFO);
+    if (link == nullptr) return VK_ERROR_INITIALIZATION_FAILED;
+    PFN_vkGetInstanceProcAddr next_instance = link->u.pLayerInfo->pfnNextGetInstanceProcAddr;
+    PFN_vkGetDeviceProcAddr next_device = link->u.pLayerInfo->pfnNextGetDeviceProcAddr;
+    link->u.pLayerInfo = link->u.pLayerInfo->pNext;
+    auto create = reinterpret_cast<PFN_vkCreateDevice>(next_instance(VK_NULL_HANDLE, "vkCreateDevice"));
+    VkResult result = create(physical_device, create_info, allocator, device);
+    if (result != VK_SUCCESS) return result;
+    DeviceFunctions functions;
+    functions.get_device_proc_addr = next_device;
+#define CAPTURE_LOAD(member, name) functions.member = reinterpret_cast<PFN_##name>(next_device(*device, #name));
+    CAPTURE_LOAD(destroy_device, vkDestroyDevice)
+    CAPTURE_LOAD(begin_label, vkCmdBeginDebugUtilsLabelEXT)
+    CAPTURE_LOAD(end_label, vkCmdEndDebugUtilsLabelEXT)
+    CAPTURE_LOAD(insert_label, vkCmdInsertDebugUtilsLabelEXT)
+    CAPTURE_LOAD(dispatch, vkCmdDispatch)
+    CAPTURE_LOAD(dispatch_indirect, vkCmdDispatchIndirect)
+#undef CAPTURE_LOAD
+    std::lock_guard lock(mutex);
+    devices[KeyOf(*device)] = functions;
+    return VK_SUCCESS;
+}
+
+VKAPI_ATTR void VKAPI_CALL DestroyDevice(VkDevice device, const VkAllocationCallbacks* allocator) {
+    if (device == VK_NULL_HANDLE) return;
+    DeviceFunctions functions;
+    {
+        std::lock_guard lock(mutex);
+        functions = devices[KeyOf(device)];
+        devices.erase(KeyOf(device));
+    }
+    functions.destroy_device(device, allocator);
+}
+
+VKAPI_ATTR void VKAPI_CALL CmdBeginDebugUtilsLabelEXT(VkCommandBuffer command_buffer, const VkDebugUtilsLabelEXT* label) {
+    Record(std::string("begin ") + label->pLabelName);
+    DeviceOf(command_buffer).begin_label(command_buffer, label);
+}
+
+VKAPI_ATTR void VKAPI_CALL CmdEndDebugUtilsLabelEXT(VkCommandBuffer command_buffer) {
+    Record("end");
+    DeviceOf(command_buffer).end_label(command_buffer);
+}
+
+VKAPI_ATTR void VKAPI_CALL CmdInsertDebugUtilsLabelEXT(VkCommandBuffer command_buffer, const VkDebugUtilsLabelEXT* label) {
+    Record(std::string("insert ") + label->pLabelName);
+    DeviceOf(command_buffer).insert_label(command_buffer, label);
+}
+
+VKAPI_ATTR void VKAPI_CALL CmdDispatch(VkCommandBuffer command_buffer, uint32_t x, uint32_t y, uint32_t z) {
+    Record("dispatch");
+    DeviceOf(command_buffer).dispatch(command_buffer, x, y, z);
+}
+
+VKAPI_ATTR void VKAPI_CALL CmdDispatchIndirect(VkCommandBuffer command_buffer, VkBuffer buffer, VkDeviceSize offset) {
+    Record("dispatch_indirect");
+    DeviceOf(command_buffer).dispatch_indirect(command_buffer, buffer, offset);
+}
+
+PFN_vkVoidFunction DeviceIntercept(const char* name) {
+#define CAPTURE_INTERCEPT(function) \
+    if (std::strcmp(name, "vk" #function) == 0) return reinterpret_cast<PFN_vkVoidFunction>(&function);
+    CAPTURE_INTERCEPT(DestroyDevice)
+    CAPTURE_INTERCEPT(CmdBeginDebugUtilsLabelEXT)
+    CAPTURE_INTERCEPT(CmdEndDebugUtilsLabelEXT)
+    CAPTURE_INTERCEPT(CmdInsertDebugUtilsLabelEXT)
+    CAPTURE_INTERCEPT(CmdDispatch)
+    CAPTURE_INTERCEPT(CmdDispatchIndirect)
+#undef CAPTURE_INTERCEPT
+    return nullptr;
+}
+
+VKAPI_ATTR PFN_vkVoidFunction VKAPI_CALL GetDeviceProcAddr(VkDevice device, const char* name) {
+    if (std::strcmp(name, "vkGetDeviceProcAddr") == 0) return reinterpret_cast<PFN_vkVoidFunction>(&GetDeviceProcAddr);
+    if (PFN_vkVoidFunction own = DeviceIntercept(name)) return own;
+    std::lock_guard lock(mutex);
+    auto found = devices.find(KeyOf(device));
+    return found != devices.end() ? found->second.get_device_proc_addr(device, name) : nullptr;
+}
+
+VKAPI_ATTR PFN_vkVoidFunction VKAPI_CALL GetInstanceProcAddr(VkInstance instance, const char* name) {
+    if (std::strcmp(name, "vkGetInstanceProcAddr") == 0) return reinterpret_cast<PFN_vkVoidFunction>(&GetInstanceProcAddr);
+    if (std::strcmp(name, "vkCreateInstance") == 0) return reinterpret_cast<PFN_vkVoidFunction>(&CreateInstance);
+    if (std::strcmp(name, "vkCreateDevice") == 0) return reinterpret_cast<PFN_vkVoidFunction>(&CreateDevice);
+    if (std::strcmp(name, "vkGetDeviceProcAddr") == 0) return reinterpret_cast<PFN_vkVoidFunction>(&GetDeviceProcAddr);
+    if (PFN_vkVoidFunction own = DeviceIntercept(name)) return own;
+    if (instance == VK_NULL_HANDLE) return nullptr;
+    std::lock_guard lock(mutex);
+    auto found = instances.find(KeyOf(instance));
+    return found != instances.end() ? found->second(instance, name) : nullptr;
+}
+
+}  // namespace
+
+extern "C" {
+
+__attribute__((visibility("default"))) VKAPI_ATTR VkResult VKAPI_CALL
+vkNegotiateLoaderLayerInterfaceVersion(VkNegotiateLayerInterface* interface) {
+    if (interface == nullptr || interface->sType != LAYER_NEGOTIATE_INTERFACE_STRUCT) return VK_ERROR_INITIALIZATION_FAILED;
+    interface->pfnGetInstanceProcAddr = &GetInstanceProcAddr;
+    interface->pfnGetDeviceProcAddr = &GetDeviceProcAddr;
+    interface->pfnGetPhysicalDeviceProcAddr = nullptr;
+    if (interface->loaderLayerInterfaceVersion > 2) interface->loaderLayerInterfaceVersion = 2;
+    return VK_SUCCESS;
+}
+
+__attribute__((visibility("default"))) const char* ExecgraphCaptureEvents() {
+    static std::string copy;
+    std::lock_guard lock(mutex);
+    copy = events;
+    return copy.c_str();
+}
+
+__attribute__((visibility("default"))) void ExecgraphCaptureClear() {
+    std::lock_guard lock(mutex);
+    events.clear();
+}
+
+}  // extern "C"

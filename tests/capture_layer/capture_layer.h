@@ -1,0 +1,14 @@
+// The test-side view of VK_LAYER_EXECGRAPH_test_capture (capture_layer.cpp): the names of the functions a test looks up
+// with dlsym in the loaded layer, and the layer's name for ppEnabledLayerNames.
+#pragma once
+
+extern "C" {
+// Every recorded command since the last clear, one per line: "begin <label name>", "end", "insert <label name>",
+// "dispatch", "dispatch_indirect". The pointer stays valid until the next call.
+using ExecgraphCaptureEventsFunction = const char* (*)();
+using ExecgraphCaptureClearFunction = void (*)();
+}
+
+namespace execgraph::test {
+inline constexpr char kCaptureLayerName[] = "VK_LAYER_EXECGRAPH_test_capture";
+}  // namespace execgraph::test

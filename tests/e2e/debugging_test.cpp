@@ -1,0 +1,348 @@
+// What a person debugging a graph gets from the layer: debug-utils labels around the dispatches it records (seen by a
+// capture layer placed below execgraph, as RenderDoc or Nsight would see them) and shader dumps with GLSL renderings.
+#include <dlfcn.h>
+#include <gtest/gtest.h>
+#include <stdlib.h>
+#include <unistd.h>
+
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <iterator>
+#include <spirv-tools/libspirv.hpp>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "capture_layer.h"
+#include "graph_test_context.h"
+#include "graph_test_fixture.h"
+
+namespace execgraph::test {
+namespace {
+
+// D3D12HelloWorkGraphs: broadcasting firstNode -> thread secondNode -> coalescing thirdNode. Every node is an entry
+// node, so static reachability dispatches all three at level 0, the last two at level 1 and thirdNode at level 2.
+std::vector<NodeStage> HelloStages() {
+    return {{ReadCorpus("hello_first_node"), "firstNode"},
+            {ReadCorpus("hello_second_node"), "secondNode"},
+            {ReadCorpus("hello_third_node"), "thirdNode"}};
+}
+struct HelloRecord {
+    uint32_t grid_size;
+    uint32_t record_index;
+};
+const uint32_t kHelloExpected[8] = {5, 18, 39, 68, 2, 4, 6, 8};
+
+bool CaptureLayerAvailable() {
+    uint32_t count = 0;
+    vkEnumerateInstanceLayerProperties(&count, nullptr);
+    std::vector<VkLayerProperties> layers(count);
+    vkEnumerateInstanceLayerProperties(&count, layers.data());
+    for (const VkLayerProperties& layer : layers) {
+        if (std::strcmp(layer.layerName, kCaptureLayerName) == 0) return true;
+    }
+    return false;
+}
+
+// The capture layer's record, read through the functions it exports (capture_layer.h). The loader has loaded the
+// library already; dlopen with RTLD_NOLOAD finds that copy.
+class CaptureReader {
+  public:
+    CaptureReader() {
+        handle_ = dlopen(EXECGRAPH_CAPTURE_LAYER_LIBRARY, RTLD_NOW | RTLD_NOLOAD);
+        if (handle_ == nullptr) return;
+        events_ = reinterpret_cast<ExecgraphCaptureEventsFunction>(dlsym(handle_, "ExecgraphCaptureEvents"));
+        clear_ = reinterpret_cast<ExecgraphCaptureClearFunction>(dlsym(handle_, "ExecgraphCaptureClear"));
+    }
+    ~CaptureReader() {
+        if (handle_ != nullptr) dlclose(handle_);
+    }
+    bool ok() const { return events_ != nullptr && clear_ != nullptr; }
+    void Clear() const { clear_(); }
+    std::vector<std::string> Events() const {
+        std::vector<std::string> lines;
+        std::istringstream text(events_());
+        for (std::string line; std::getline(text, line);) lines.push_back(line);
+        return lines;
+    }
+
+  private:
+    void* handle_ = nullptr;
+    ExecgraphCaptureEventsFunction events_ = nullptr;
+    ExecgraphCaptureClearFunction clear_ = nullptr;
+};
+
+// The capture as a debugger shows it: for every dispatch, the label regions it sits in, outermost first.
+struct LabelledCapture {
+    std::vector<std::vector<std::string>> indirect_dispatches;  // node dispatches
+    std::vector<std::vector<std::string>> dispatches;           // meta passes
+    std::vector<std::string> regions;                           // every label region in begin order
+    std::string problems;                                       // unbalanced regions
+};
+
+LabelledCapture ReadLabels(const std::vector<std::string>& events) {
+    LabelledCapture capture;
+    std::vector<std::string> open;
+    for (const std::string& event : events) {
+        if (event.starts_with("begin ")) {
+            open.push_back(event.substr(6));
+            capture.regions.push_back(open.back());
+        } else if (event == "end") {
+            if (open.empty()) capture.problems += "an end without a begin; ";
+            if (!open.empty()) open.pop_back();
+        } else if (event == "dispatch_indirect") {
+            capture.indirect_dispatches.push_back(open);
+        } else if (event == "dispatch") {
+            capture.dispatches.push_back(open);
+        }
+    }
+    if (!open.empty()) capture.problems += std::to_string(open.size()) + " regions left open; ";
+    return capture;
+}
+
+std::string Joined(const std::vector<std::string>& lines) {
+    std::string text;
+    for (const std::string& line : lines) text += line + "\n";
+    return text;
+}
+
+// Creates the hello graph (named `name` when not null), runs it once from host payloads, checks the results, and
+// returns what the capture layer saw while the dispatch was recorded.
+std::vector<std::string> RunHelloGraph(GraphTestContext& context, const CaptureReader& capture, const char* name) {
+    TestBuffer uav = context.CreateBuffer(8 * sizeof(uint32_t), VK_BUFFER_USAGE_STORAGE_BUFFER_BIT);
+    VkPipelineLayout layout = context.CreateStorageBufferLayout({&uav});
+    VkPipeline graph = context.CreateGraph(HelloStages(), layout);
+    EXPECT_NE(graph, VK_NULL_HANDLE) << context.log().Problems();
+    if (graph == VK_NULL_HANDLE) return {};
+    if (name != nullptr) {
+        auto set_name = reinterpret_cast<PFN_vkSetDebugUtilsObjectNameEXT>(
+            vkGetDeviceProcAddr(context.device(), "vkSetDebugUtilsObjectNameEXT"));
+        VkDebugUtilsObjectNameInfoEXT info{VK_STRUCTURE_TYPE_DEBUG_UTILS_OBJECT_NAME_INFO_EXT, nullptr, VK_OBJECT_TYPE_PIPELINE,
+                                           reinterpret_cast<uint64_t>(graph), name};
+        EXPECT_EQ(set_name(context.device(), &info), VK_SUCCESS);
+    }
+    VkExecutionGraphPipelineScratchSizeAMDX size{VK_STRUCTURE_TYPE_EXECUTION_GRAPH_PIPELINE_SCRATCH_SIZE_AMDX};
+    EXPECT_EQ(context.vkGetExecutionGraphPipelineScratchSizeAMDX(context.device(), graph, &size), VK_SUCCESS);
+    TestBuffer scratch = context.CreateScratch(size.minSize);
+    context.Submit(
+        [&](VkCommandBuffer cmd) { context.vkCmdInitializeGraphScratchMemoryAMDX(cmd, graph, scratch.address, scratch.size); });
+
+    HelloRecord records[4];
+    for (uint32_t i = 0; i < 4; ++i) records[i] = {i + 1, i};
+    VkDispatchGraphInfoAMDX info{context.NodeIndex(graph, "firstNode", 0), 4, {}, sizeof(HelloRecord)};
+    info.payloads.hostAddress = records;
+    VkDispatchGraphCountInfoAMDX count_info{1, {}, sizeof(info)};
+    count_info.infos.hostAddress = &info;
+    capture.Clear();
+    context.Submit([&](VkCommandBuffer cmd) {
+        vkCmdBindPipeline(cmd, VK_PIPELINE_BIND_POINT_EXECUTION_GRAPH_AMDX, graph);
+        VkDescriptorSet set = context.descriptor_set();
+        vkCmdBindDescriptorSets(cmd, VK_PIPELINE_BIND_POINT_EXECUTION_GRAPH_AMDX, layout, 0, 1, &set, 0, nullptr);
+        context.vkCmdDispatchGraphAMDX(cmd, scratch.address, scratch.size, &count_info);
+    });
+    std::vector<std::string> events = capture.Events();
+    for (uint32_t i = 0; i < 8; ++i) EXPECT_EQ(uav.As<uint32_t>()[i], kHelloExpected[i]) << "UAV[" << i << "]";
+    context.Destroy(scratch);
+    context.Destroy(uav);
+    return events;
+}
+
+class DebugLabels : public ::testing::Test {
+  protected:
+    void SetUp() override {
+        if (!CaptureLayerAvailable()) GTEST_SKIP() << kCaptureLayerName << " is not on VK_ADD_LAYER_PATH";
+    }
+    void TearDown() override { unsetenv("VK_EXECGRAPH_SHADER_ENQUEUE_DEBUG_LABELS"); }
+
+    static GraphTestOptions WithCapture(bool debug_utils = true) {
+        GraphTestOptions options;
+        options.layers_below = {kCaptureLayerName};
+        options.debug_utils = debug_utils;
+        // Without VK_EXT_debug_utils there is no messenger to fail the test on validation messages.
+        options.with_validation = debug_utils;
+        return options;
+    }
+};
+
+TEST_F(DebugLabels, NameTheDispatchEveryLevelAndEveryNodeDispatch) {
+    GraphTestContext context(WithCapture());
+    ASSERT_TRUE(context.ok());
+    CaptureReader capture;
+    ASSERT_TRUE(capture.ok()) << dlerror();
+    const std::vector<std::string> events = RunHelloGraph(context, capture, "hello-graph");
+    const LabelledCapture labels = ReadLabels(events);
+    const std::string dispatch_label = "vkCmdDispatchGraphAMDX \"hello-graph\" (graph 1)";
+    EXPECT_EQ(labels.problems, "") << Joined(events);
+    const std::vector<std::vector<std::string>> expected_nodes = {
+        {dispatch_label, "level 0", "firstNode[0]"}, {dispatch_label, "level 0", "secondNode[0]"},
+        {dispatch_label, "level 0", "thirdNode[0]"}, {dispatch_label, "level 1", "secondNode[0]"},
+        {dispatch_label, "level 1", "thirdNode[0]"}, {dispatch_label, "level 2", "thirdNode[0]"}};
+    EXPECT_EQ(labels.indirect_dispatches, expected_nodes) << Joined(events);
+    // Meta passes run inside the dispatch's region, and inside a level's region where they belong to one.
+    ASSERT_FALSE(labels.dispatches.empty()) << Joined(events);
+    for (const std::vector<std::string>& stack : labels.dispatches) {
+        ASSERT_FALSE(stack.empty()) << Joined(events);
+        EXPECT_EQ(stack.front(), dispatch_label);
+        EXPECT_LE(stack.size(), 2u) << "a meta pass inside a node's region\n" << Joined(events);
+    }
+    EXPECT_EQ(labels.regions.front(), dispatch_label);
+    EXPECT_EQ(context.log().Problems(), "");
+}
+
+TEST_F(DebugLabels, UnnamedGraphsAreLabelledByNumber) {
+    GraphTestContext context(WithCapture());
+    ASSERT_TRUE(context.ok());
+    CaptureReader capture;
+    ASSERT_TRUE(capture.ok()) << dlerror();
+    RunHelloGraph(context, capture, "first");
+    const LabelledCapture labels = ReadLabels(RunHelloGraph(context, capture, nullptr));
+    ASSERT_FALSE(labels.regions.empty());
+    EXPECT_EQ(labels.regions.front(), "vkCmdDispatchGraphAMDX (graph 2)");
+    EXPECT_EQ(context.log().Problems(), "");
+}
+
+TEST_F(DebugLabels, NoneWhenTheSettingIsOff) {
+    setenv("VK_EXECGRAPH_SHADER_ENQUEUE_DEBUG_LABELS", "false", 1);
+    GraphTestContext context(WithCapture());
+    ASSERT_TRUE(context.ok());
+    CaptureReader capture;
+    ASSERT_TRUE(capture.ok()) << dlerror();
+    const LabelledCapture labels = ReadLabels(RunHelloGraph(context, capture, "hello-graph"));
+    EXPECT_TRUE(labels.regions.empty()) << Joined(labels.regions);
+    EXPECT_EQ(labels.indirect_dispatches.size(), 6u);
+    EXPECT_EQ(context.log().Problems(), "");
+}
+
+// The label commands belong to VK_EXT_debug_utils: without it on the instance the layer must not call them, even
+// though the loader hands out their function pointers.
+TEST_F(DebugLabels, NoneWhenTheInstanceLacksDebugUtils) {
+    GraphTestContext context(WithCapture(/*debug_utils=*/false));
+    ASSERT_TRUE(context.ok());
+    CaptureReader capture;
+    ASSERT_TRUE(capture.ok()) << dlerror();
+    const LabelledCapture labels = ReadLabels(RunHelloGraph(context, capture, nullptr));
+    EXPECT_TRUE(labels.regions.empty()) << Joined(labels.regions);
+    EXPECT_EQ(labels.indirect_dispatches.size(), 6u);
+}
+
+std::vector<uint32_t> ReadWords(const std::filesystem::path& path) {
+    std::ifstream file(path, std::ios::binary);
+    std::vector<char> bytes((std::istreambuf_iterator<char>(file)), std::istreambuf_iterator<char>());
+    std::vector<uint32_t> words(bytes.size() / 4);
+    std::memcpy(words.data(), bytes.data(), words.size() * 4);
+    return words;
+}
+
+std::string ReadText(const std::filesystem::path& path) {
+    std::ifstream file(path);
+    return std::string((std::istreambuf_iterator<char>(file)), std::istreambuf_iterator<char>());
+}
+
+class ShaderDumps : public ::testing::Test {
+  protected:
+    void SetUp() override {
+        folder_ = ::testing::TempDir() + "execgraph_dumps_" + std::to_string(::getpid());
+        std::filesystem::remove_all(folder_);
+        std::filesystem::create_directories(folder_);
+        setenv("VK_EXECGRAPH_SHADER_ENQUEUE_DUMP_SHADERS_PATH", folder_.c_str(), 1);
+    }
+    void TearDown() override {
+        unsetenv("VK_EXECGRAPH_SHADER_ENQUEUE_DUMP_SHADERS_PATH");
+        std::filesystem::remove_all(folder_);
+    }
+    std::string folder_;
+};
+
+// Every node's AMDX module, its lowered module (plain Vulkan 1.3 SPIR-V that SPIRV-Tools accepts) and a GLSL rendering
+// land in the folder, named graph<N>_<node>_<index> with N counting the device's graphs.
+TEST_F(ShaderDumps, EveryNodeIsWrittenBeforeAndAfterLoweringAndAsGlsl) {
+    {
+        GraphTestContext context;
+        ASSERT_TRUE(context.ok());
+        TestBuffer uav = context.CreateBuffer(64, VK_BUFFER_USAGE_STORAGE_BUFFER_BIT);
+        VkPipelineLayout layout = context.CreateStorageBufferLayout({&uav});
+        ASSERT_NE(context.CreateGraph(HelloStages(), layout), VK_NULL_HANDLE) << context.log().Problems();
+        ASSERT_NE(context.CreateGraph(HelloStages(), layout), VK_NULL_HANDLE) << context.log().Problems();
+        context.Destroy(uav);
+        EXPECT_EQ(context.log().Problems(), "");
+    }
+    spvtools::SpirvTools tools(SPV_ENV_VULKAN_1_3);
+    for (const char* graph : {"graph1", "graph2"}) {
+        for (const char* node : {"firstNode", "secondNode", "thirdNode"}) {
+            const std::filesystem::path stem = std::filesystem::path(folder_) / (std::string(graph) + "_" + node + "_0");
+            const std::vector<uint32_t> amdx = ReadWords(stem.string() + ".amdx.spv");
+            ASSERT_GE(amdx.size(), 5u) << stem;
+            EXPECT_EQ(amdx[0], 0x07230203u) << stem;
+            const std::vector<uint32_t> lowered = ReadWords(stem.string() + ".lowered.spv");
+            ASSERT_GE(lowered.size(), 5u) << stem;
+            spv_validator_options options = spvValidatorOptionsCreate();
+            spvValidatorOptionsSetScalarBlockLayout(options, true);
+            EXPECT_TRUE(tools.Validate(lowered.data(), lowered.size(), options)) << stem;
+            spvValidatorOptionsDestroy(options);
+            const std::string glsl = ReadText(stem.string() + ".glsl");
+            EXPECT_NE(glsl.find("#version 460"), std::string::npos) << stem;
+            EXPECT_NE(glsl.find("void main()"), std::string::npos) << stem << ":\n" << glsl;
+        }
+    }
+    EXPECT_EQ(std::distance(std::filesystem::directory_iterator(folder_), std::filesystem::directory_iterator()), 18);
+}
+
+// A dump that cannot be written is a warning: the pipeline is still created and the other files are still written.
+TEST_F(ShaderDumps, AFileThatCannotBeWrittenOnlyWarns) {
+    std::filesystem::create_directories(std::filesystem::path(folder_) / "graph1_secondNode_0.glsl");  // blocks the file
+    GraphTestContext context;
+    ASSERT_TRUE(context.ok());
+    TestBuffer uav = context.CreateBuffer(64, VK_BUFFER_USAGE_STORAGE_BUFFER_BIT);
+    VkPipelineLayout layout = context.CreateStorageBufferLayout({&uav});
+    EXPECT_NE(context.CreateGraph(HelloStages(), layout), VK_NULL_HANDLE);
+    context.Destroy(uav);
+    std::vector<MessageLog::Message> messages = context.log().Messages();
+    ASSERT_EQ(context.log().CountWithId("EXECGRAPH-SETTINGS"), 1u) << context.log().Problems();
+    for (const MessageLog::Message& message : messages) {
+        if (message.id != "EXECGRAPH-SETTINGS") continue;
+        EXPECT_EQ(message.severity, VK_DEBUG_UTILS_MESSAGE_SEVERITY_WARNING_BIT_EXT);
+        EXPECT_NE(message.text.find("could not write"), std::string::npos) << message.text;
+        EXPECT_NE(message.text.find("graph1_secondNode_0.glsl"), std::string::npos) << message.text;
+    }
+    EXPECT_TRUE(std::filesystem::is_regular_file(std::filesystem::path(folder_) / "graph1_secondNode_0.lowered.spv"));
+    EXPECT_TRUE(std::filesystem::is_regular_file(std::filesystem::path(folder_) / "graph1_thirdNode_0.glsl"));
+    context.log().Clear();
+}
+
+// Bookworm's SPIRV-Cross cannot express the lowered Entry node of output_empty_increment (a buffer block that is neither
+// std140, std430 nor scalar in GLSL terms; spirv-val accepts it). That failure is a warning naming the file: the
+// pipeline is created, the SPIR-V files are written and the other nodes still get their GLSL.
+TEST_F(ShaderDumps, GlslThatCannotBeRenderedOnlyWarns) {
+    GraphTestContext context;
+    ASSERT_TRUE(context.ok());
+    TestBuffer uav = context.CreateBuffer(64, VK_BUFFER_USAGE_STORAGE_BUFFER_BIT);
+    VkPipelineLayout layout = context.CreateStorageBufferLayout({&uav});
+    SpecializationStore specs;
+    EXPECT_NE(context.CreateGraph({{ReadCorpus("output_empty_increment"), "main", "Entry"},
+                                   {ReadModule("empty_leaf_coalescing"), "main", "A", 0, specs.Add({0})},
+                                   {ReadModule("empty_leaf_thread"), "main", "C", 0, specs.Add({1})},
+                                   {ReadModule("empty_leaf_coalescing"), "main", "C", 1, specs.Add({2})}},
+                                  layout),
+              VK_NULL_HANDLE);
+    context.Destroy(uav);
+    const std::filesystem::path folder(folder_);
+    bool entry_reported = false;
+    for (const MessageLog::Message& message : context.log().Messages()) {
+        if (message.severity < VK_DEBUG_UTILS_MESSAGE_SEVERITY_WARNING_BIT_EXT) continue;
+        EXPECT_EQ(message.id, "EXECGRAPH-SETTINGS") << message.text;
+        EXPECT_EQ(message.severity, VK_DEBUG_UTILS_MESSAGE_SEVERITY_WARNING_BIT_EXT) << message.text;
+        EXPECT_NE(message.text.find("SPIRV-Cross could not render"), std::string::npos) << message.text;
+        entry_reported |= message.text.find("graph1_Entry_0.lowered.spv") != std::string::npos;
+    }
+    EXPECT_TRUE(entry_reported) << "SPIRV-Cross now renders the Entry node; pick another module for this test\n"
+                                << context.log().Problems();
+    EXPECT_FALSE(std::filesystem::exists(folder / "graph1_Entry_0.glsl"));
+    EXPECT_TRUE(std::filesystem::is_regular_file(folder / "graph1_Entry_0.amdx.spv"));
+    EXPECT_TRUE(std::filesystem::is_regular_file(folder / "graph1_Entry_0.lowered.spv"));
+    EXPECT_NE(ReadText(folder / "graph1_C_1.glsl").find("void main()"), std::string::npos);
+    context.log().Clear();
+}
+
+}  // namespace
+}  // namespace execgraph::test
