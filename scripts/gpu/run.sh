@@ -6,6 +6,7 @@
 set -uo pipefail
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 export VK_ADD_LAYER_PATH=$here/layer:$here/validation
+export LD_LIBRARY_PATH=$here/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
 export EXECGRAPH_SPIRV_CORPUS_DIR=$here/data/spirv_corpus EXECGRAPH_E2E_MODULES_DIR=$here/data/e2e_modules
 export EXECGRAPH_AMD_FIXTURES_DIR=$here/data/amd
 unset NODEVICE_SELECT

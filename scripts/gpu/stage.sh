@@ -9,7 +9,7 @@ root=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 build=${1:-$root/build}
 out=${2:-$root/gpu}
 rm -rf "$out"
-mkdir -p "$out/bin" "$out/layer" "$out/validation" "$out/data"
+mkdir -p "$out/bin" "$out/layer" "$out/validation" "$out/data" "$out/lib"
 
 strip_copy() { objcopy --strip-debug "$1" "$2"; }
 strip_copy "$build/layer/libVkLayer_execgraph_shader_enqueue.so" "$out/layer/libVkLayer_execgraph_shader_enqueue.so"
@@ -17,6 +17,10 @@ cp "$build/layer/VkLayer_execgraph_shader_enqueue.json" "$out/layer/"
 for binary in tests/e2e/execgraph_e2e_tests tests/gpu/execgraph_gpu_tests examples/tile_shading/execgraph_tile_shading \
               bench/execgraph_graph_creation_bench bench/execgraph_workload_bench; do
     [[ -x $build/$binary ]] && strip_copy "$build/$binary" "$out/bin/$(basename "$binary")"
+done
+# Shared libraries of Debian's that the GPU image lacks (the layer renders GLSL dumps with SPIRV-Cross).
+for library in $(ldd "$build/layer/libVkLayer_execgraph_shader_enqueue.so" | awk '/spirv-cross/ {print $3}'); do
+    cp -L "$library" "$out/lib/"
 done
 cp -r "$root/tests/spirv_corpus" "$out/data/spirv_corpus"
 cp -r "$root/tests/e2e/modules" "$out/data/e2e_modules"
