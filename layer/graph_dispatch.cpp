@@ -102,9 +102,10 @@ bool CheckHostInfos(const DeviceState& device, VkCommandBuffer command_buffer, c
         }
         // The API's records have no producer workgroups to finish writing them (facts §12.3).
         if (node.info.uses_finish_writing) {
-            ReportDispatchError(device, command_buffer, where + " names node \"" + node.name + "\"[" + std::to_string(node.shader_index) +
-                                                            "], which uses OpFinishWritingNodePayloadAMDX: such nodes must not be "
-                                                            "dispatched from the API (facts §12.3)");
+            ReportDispatchError(device, command_buffer,
+                                where + " names node \"" + node.name + "\"[" + std::to_string(node.shader_index) +
+                                    "], which uses OpFinishWritingNodePayloadAMDX: such nodes must not be "
+                                    "dispatched from the API (facts §12.3)");
             return false;
         }
         if (info.payloadCount > 0 && info.payloads.hostAddress == nullptr) {

@@ -3,9 +3,9 @@
 #include "graph_pipeline_builder.h"
 
 #include <algorithm>
+#include <atomic>
 #include <cstdio>
 #include <cstring>
-#include <atomic>
 #include <map>
 #include <optional>
 #include <set>
@@ -276,6 +276,19 @@ GraphBuildResult BuildExecutionGraphPipeline(DeviceState& device, VkPipelineCach
                                                  " share a name but only the first declares StaticNumWorkgroupsAMDX "
                                                  "(VUID-VkExecutionGraphPipelineCreateInfoAMDX-StaticNumWorkgroupsAMDX-09138)");
         }
+        // VkPipelineShaderStageNodeCreateInfoAMDX: "two compute shaders where one is coalescing and the other is not,
+        // cannot share the same name" (VUID-09137 still says this with the removed CoalescedInputCountAMDX built-in).
+        auto coalescing = [](const GraphNode& n) {
+            return n.info.launch == spirv::LaunchKind::kCoalescing || n.info.launch == spirv::LaunchKind::kThread;
+        };
+        if (coalescing(node) != coalescing(other)) {
+            const GraphNode& with_mode = coalescing(node) ? node : other;
+            const GraphNode& without_mode = coalescing(node) ? other : node;
+            return Failure(VK_ERROR_UNKNOWN, "nodes " + NodeLabel(with_mode.name, with_mode.shader_index) + " and " +
+                                                 NodeLabel(without_mode.name, without_mode.shader_index) +
+                                                 " share a name but only the first declares CoalescingAMDX "
+                                                 "(VUID-VkExecutionGraphPipelineCreateInfoAMDX-CoalescedInputCountAMDX-09137)");
+        }
     }
     if (is_library) {
         graph->is_library = true;
@@ -370,10 +383,11 @@ GraphBuildResult BuildExecutionGraphPipeline(DeviceState& device, VkPipelineCach
             }
             const GraphNode& host_node = graph->nodes[host->second];
             if (host_node.info.shares_input_with_name) {
-                return Failure(VK_ERROR_UNKNOWN, "node " + NodeLabel(node.name, node.shader_index) + " shares the input of " +
-                                                     NodeLabel(host_node.name, host_node.shader_index) +
-                                                     ", which itself shares an input: a node may only share the input of a node that "
-                                                     "does not declare SharesInputWithAMDX (facts §12.5)");
+                return Failure(VK_ERROR_UNKNOWN,
+                               "node " + NodeLabel(node.name, node.shader_index) + " shares the input of " +
+                                   NodeLabel(host_node.name, host_node.shader_index) +
+                                   ", which itself shares an input: a node may only share the input of a node that "
+                                   "does not declare SharesInputWithAMDX (facts §12.5)");
             }
             // The sharing node reads the host's records in place, with the host's record stride, so both must declare the
             // same record (facts §12.5: shared records are read, never written, by every node that shares them).
@@ -386,7 +400,8 @@ GraphBuildResult BuildExecutionGraphPipeline(DeviceState& device, VkPipelineCach
                 return Failure(VK_ERROR_UNKNOWN, message.str());
             }
             if (++sharers_of_node[host->second] > kMaxNodesSharingAnInput) {
-                return Failure(VK_ERROR_UNKNOWN, "more than " + std::to_string(kMaxNodesSharingAnInput) + " nodes share the input of " +
+                return Failure(VK_ERROR_UNKNOWN, "more than " + std::to_string(kMaxNodesSharingAnInput) +
+                                                     " nodes share the input of " +
                                                      NodeLabel(host_node.name, host_node.shader_index) + ", the last one being " +
                                                      NodeLabel(node.name, node.shader_index) + " (facts §12.5)");
             }
@@ -412,9 +427,9 @@ GraphBuildResult BuildExecutionGraphPipeline(DeviceState& device, VkPipelineCach
             // Cycles were rejected above, so this is a chain (or a recursion) longer than the limit (facts §13: the node the
             // API dispatches is depth 1, and every step, recursive or not, adds one).
             const GraphNode& deepest = graph->nodes[frontier.begin()->first];
-            return Failure(VK_ERROR_UNKNOWN, "node " + NodeLabel(deepest.name, deepest.shader_index) + " can receive records at depth " +
-                                                 std::to_string(kMaxLevels + 1) + ", deeper than maxExecutionGraphDepth (" +
-                                                 std::to_string(kMaxLevels) + ")");
+            return Failure(VK_ERROR_UNKNOWN, "node " + NodeLabel(deepest.name, deepest.shader_index) +
+                                                 " can receive records at depth " + std::to_string(kMaxLevels + 1) +
+                                                 ", deeper than maxExecutionGraphDepth (" + std::to_string(kMaxLevels) + ")");
         }
         std::set<uint32_t> level_nodes;
         std::set<std::pair<uint32_t, uint32_t>> next;

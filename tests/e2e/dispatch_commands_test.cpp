@@ -169,7 +169,8 @@ TEST_F(DispatchCommands, HostInfosAtAPaddedCountInfoStride) {
     const std::vector<Grid> grids = {{2, 1, 1}, {1, 2, 2}};
     const std::vector<VW> xors = {{5, 3}, {64, 1}, {0, 9}};
     std::vector<uint8_t> infos(3 * kInfoStride, 0xA5);
-    const VkDispatchGraphInfoAMDX entries[3] = {{basic_, 2, {}, sizeof(Grid)}, {xor_, 3, {}, sizeof(VW)}, {basic_, 1, {}, sizeof(Grid)}};
+    const VkDispatchGraphInfoAMDX entries[3] = {
+        {basic_, 2, {}, sizeof(Grid)}, {xor_, 3, {}, sizeof(VW)}, {basic_, 1, {}, sizeof(Grid)}};
     for (uint32_t i = 0; i < 3; ++i) std::memcpy(infos.data() + i * kInfoStride, &entries[i], sizeof(entries[i]));
     auto set_payloads = [&](uint32_t i, const void* payloads) {
         std::memcpy(infos.data() + i * kInfoStride + offsetof(VkDispatchGraphInfoAMDX, payloads), &payloads, sizeof(payloads));

@@ -24,9 +24,10 @@ struct GeneratedNode {
         uint32_t words = 1;  // record size in 32-bit words
     };
     uint32_t slot = 0;
-    uint32_t input_words = 1;  // 0: an empty input record
-    bool static_grid = false;  // StaticNumWorkgroupsAMDX 1 1 1 instead of a thread node
-    bool api_entry = true;     // false: IsApiEntryAMDX false
+    uint32_t input_words = 1;   // 0: an empty input record
+    bool static_grid = false;   // StaticNumWorkgroupsAMDX 1 1 1 instead of a thread node
+    bool dynamic_grid = false;  // a broadcast node whose grid is the first input word (PayloadDispatchIndirectAMDX)
+    bool api_entry = true;      // false: IsApiEntryAMDX false
     std::optional<uint32_t> max_recursion;
     std::optional<std::pair<std::string, uint32_t>> shares_input_with;
     std::vector<Output> outputs;
@@ -48,7 +49,7 @@ std::string Assembly(const GeneratedNode& node) {
          "OpMemoryModel Logical GLSL450\nOpEntryPoint GLCompute %main \"main\" %in %UAV\nOpExecutionMode %main LocalSize 1 1 1\n";
     if (node.static_grid) {
         s << "OpExecutionModeId %main StaticNumWorkgroupsAMDX %c1 %c1 %c1\n";
-    } else {
+    } else if (!node.dynamic_grid) {
         s << "OpExecutionMode %main CoalescingAMDX\n";
     }
     if (!node.api_entry) s << "OpExecutionModeId %main IsApiEntryAMDX %false\n";
@@ -57,9 +58,11 @@ std::string Assembly(const GeneratedNode& node) {
         s << "OpExecutionModeId %main SharesInputWithAMDX %shared_name " << c(node.shares_input_with->second) << "\n";
     }
     for (uint32_t w = 0; w < node.input_words; ++w) s << "OpMemberDecorate %InRec " << w << " Offset " << 4 * w << "\n";
+    if (node.dynamic_grid) s << "OpMemberDecorate %InRec 0 PayloadDispatchIndirectAMDX\n";
     s << "OpDecorateId %in_arr NodeMaxPayloadsAMDX %c1\n";
     for (size_t k = 0; k < node.outputs.size(); ++k) {
-        for (uint32_t w = 0; w < node.outputs[k].words; ++w) s << "OpMemberDecorate %OutRec" << k << " " << w << " Offset " << 4 * w << "\n";
+        for (uint32_t w = 0; w < node.outputs[k].words; ++w)
+            s << "OpMemberDecorate %OutRec" << k << " " << w << " Offset " << 4 * w << "\n";
         s << "OpDecorateId %out" << k << " PayloadNodeNameAMDX %name" << k << "\n";
         s << "OpDecorateId %out" << k << " NodeMaxPayloadsAMDX %c1\n";
         s << "OpDecorateId %out" << k << " PayloadNodeBaseIndexAMDX " << c(node.outputs[k].index) << "\n";
@@ -75,8 +78,8 @@ std::string Assembly(const GeneratedNode& node) {
     for (size_t k = 0; k < node.outputs.size(); ++k) {
         s << "%name" << k << " = OpConstantStringAMDX \"" << node.outputs[k].name << "\"\n%OutRec" << k << " = OpTypeStruct";
         for (uint32_t w = 0; w < node.outputs[k].words; ++w) s << " %uint";
-        s << "\n%out" << k << " = OpTypeNodePayloadArrayAMDX %OutRec" << k << "\n%out_ptr" << k << " = OpTypePointer NodePayloadAMDX %out"
-          << k << "\n";
+        s << "\n%out" << k << " = OpTypeNodePayloadArrayAMDX %OutRec" << k << "\n%out_ptr" << k
+          << " = OpTypePointer NodePayloadAMDX %out" << k << "\n";
     }
     s << "%payload_uint = OpTypePointer NodePayloadAMDX %uint\n%uints = OpTypeRuntimeArray %uint\n%Buffer = OpTypeStruct %uints\n"
          "%buffer_ptr = OpTypePointer StorageBuffer %Buffer\n%storage_uint = OpTypePointer StorageBuffer %uint\n"
@@ -121,11 +124,13 @@ class GraphLinking : public GraphTest {
         EXPECT_EQ(result, VK_ERROR_UNKNOWN);
         std::vector<std::string> errors;
         for (const MessageLog::Message& message : context_.log().Messages()) {
-            if (message.severity >= VK_DEBUG_UTILS_MESSAGE_SEVERITY_WARNING_BIT_EXT) errors.push_back(message.id + ": " + message.text);
+            if (message.severity >= VK_DEBUG_UTILS_MESSAGE_SEVERITY_WARNING_BIT_EXT)
+                errors.push_back(message.id + ": " + message.text);
         }
         ASSERT_EQ(errors.size(), 1u) << context_.log().Problems();
         EXPECT_EQ(errors[0].rfind("EXECGRAPH-PIPELINE-CREATION: ", 0), 0u) << errors[0];
-        for (const std::string& needle : needles) EXPECT_NE(errors[0].find(needle), std::string::npos) << needle << " in " << errors[0];
+        for (const std::string& needle : needles)
+            EXPECT_NE(errors[0].find(needle), std::string::npos) << needle << " in " << errors[0];
         context_.log().Clear();
     }
 
@@ -193,7 +198,8 @@ TEST_F(GraphLinking, CycleThroughDifferentNamesNamesTheCycle) {
 TEST_F(GraphLinking, SharingTheInputOfAMissingNode) {
     GeneratedNode tap = Inner({}, 1);
     tap.shares_input_with = {{"Nowhere", 2}};
-    ExpectLinkError({Stage("A", 0, Sends({})), Stage("Tap", 0, tap)}, {"\"Tap\"[0] shares the input of \"Nowhere\"[2]", "not in the graph"});
+    ExpectLinkError({Stage("A", 0, Sends({})), Stage("Tap", 0, tap)},
+                    {"\"Tap\"[0] shares the input of \"Nowhere\"[2]", "not in the graph"});
 }
 
 TEST_F(GraphLinking, SharingTheInputOfANodeThatShares) {
@@ -213,6 +219,15 @@ TEST_F(GraphLinking, SharingAnInputOfAnotherSize) {
                     {"\"Tap\"[0] shares the input of \"A\"[0] but declares a 8-byte input record where the shared one is 4 bytes"});
 }
 
+TEST_F(GraphLinking, MoreThan256NodesSharingOneInput) {
+    // "Tap"[0..256]: 257 sharers of "A"[0]'s input, one more than facts §12.5 allows.
+    GeneratedNode tap = Inner({}, 1);
+    tap.shares_input_with = {{"A", 0}};
+    std::vector<NodeStage> stages = {Stage("A", 0, Sends({}))};
+    for (uint32_t i = 0; i <= 256; ++i) stages.push_back(Stage("Tap", i, tap));
+    ExpectLinkError(stages, {"more than 256 nodes share the input of \"A\"[0], the last one being \"Tap\"[256]"});
+}
+
 TEST_F(GraphLinking, SameNameWithDifferentInputSizes) {
     GeneratedNode wide = Inner({}, 1);
     wide.input_words = 3;
@@ -225,6 +240,13 @@ TEST_F(GraphLinking, SameNameWithAndWithoutStaticNumWorkgroups) {
     fixed.static_grid = true;
     ExpectLinkError({Stage("Entry", 0, Sends({{"B", 0}})), Stage("B", 0, Inner({}, 1)), Stage("B", 1, fixed)},
                     {"\"B\"[1] and \"B\"[0] share a name but only the first declares StaticNumWorkgroupsAMDX", "09138"});
+}
+
+TEST_F(GraphLinking, SameNameCoalescingAndBroadcast) {
+    GeneratedNode broadcast = Inner({}, 1);
+    broadcast.dynamic_grid = true;
+    ExpectLinkError({Stage("Entry", 0, Sends({{"B", 0}})), Stage("B", 0, Inner({}, 1)), Stage("B", 1, broadcast)},
+                    {"\"B\"[0] and \"B\"[1] share a name but only the first declares CoalescingAMDX", "09137"});
 }
 
 TEST_F(GraphLinking, ChainDeeperThanMaxExecutionGraphDepth) {
@@ -248,7 +270,8 @@ TEST_F(GraphLinking, ChainOfExactlyMaxExecutionGraphDepthRuns) {
     const uint32_t first_word = 0;
     VkPipeline graph = RunGraph(stages, uav, {{"N0", 0, 1, &first_word, 4}});
     std::string expected_levels;
-    for (uint32_t i = 0; i < 32; ++i) expected_levels += (i ? "; level " : "level ") + std::to_string(i) + ": \"N" + std::to_string(i) + "\"[0]";
+    for (uint32_t i = 0; i < 32; ++i)
+        expected_levels += (i ? "; level " : "level ") + std::to_string(i) + ": \"N" + std::to_string(i) + "\"[0]";
     EXPECT_EQ(LevelsOf(graph), expected_levels);
     ExpectUav(uav, std::vector<uint32_t>(32, 1));
 }
@@ -296,9 +319,8 @@ TEST_F(GraphLinking, SharingNodesRunAtTheLevelOfTheSharedInput) {
     tap.shares_input_with = {{"Mid", 0}};
     TestBuffer& uav = Uav(16);
     const uint32_t first_word = 0;
-    VkPipeline graph =
-        RunGraph({Stage("Entry", 0, Sends({{"Mid", 0}}, 0)), Stage("Mid", 0, Inner({}, 1)), Stage("Tap", 0, tap)}, uav,
-                 {{"Entry", 0, 1, &first_word, 4}, {"Entry", 0, 1, &first_word, 4}});
+    VkPipeline graph = RunGraph({Stage("Entry", 0, Sends({{"Mid", 0}}, 0)), Stage("Mid", 0, Inner({}, 1)), Stage("Tap", 0, tap)},
+                                uav, {{"Entry", 0, 1, &first_word, 4}, {"Entry", 0, 1, &first_word, 4}});
     EXPECT_EQ(LevelsOf(graph), "level 0: \"Entry\"[0]; level 1: \"Mid\"[0], \"Tap\"[0]");
     ExpectUav(uav, {2, 2, 2});
 }

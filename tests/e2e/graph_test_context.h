@@ -37,9 +37,9 @@ struct NodeStage {
 
 // How CreateGraphWith builds the execution graph create info.
 struct GraphOptions {
-    std::vector<VkPipeline> libraries;           // linked through pLibraryInfo
-    VkPipelineCache cache = VK_NULL_HANDLE;      // vkCreateExecutionGraphPipelinesAMDX's pipelineCache
-    bool inline_modules = false;                 // each stage's module as a VkShaderModuleCreateInfo in its pNext
+    std::vector<VkPipeline> libraries;       // linked through pLibraryInfo
+    VkPipelineCache cache = VK_NULL_HANDLE;  // vkCreateExecutionGraphPipelinesAMDX's pipelineCache
+    bool inline_modules = false;             // each stage's module as a VkShaderModuleCreateInfo in its pNext
 };
 
 class GraphTestContext {

@@ -181,8 +181,8 @@ TEST_F(Outputs, FinishWritingNodesCannotBeDispatchedFromTheApi) {
     RunGraph({{ReadModule("track_finish_fixed"), "main"}}, uav, {{"main", 0, 1, &record, sizeof(Rec)}});
     size_t rejections = 0;
     for (const MessageLog::Message& message : context_.log().Messages()) {
-        rejections += message.id == "EXECGRAPH-DISPATCH" && message.text.find("\"main\"[0], which uses OpFinishWritingNodePayloadAMDX") !=
-                                                                 std::string::npos;
+        rejections += message.id == "EXECGRAPH-DISPATCH" &&
+                      message.text.find("\"main\"[0], which uses OpFinishWritingNodePayloadAMDX") != std::string::npos;
     }
     EXPECT_EQ(rejections, 1u) << context_.log().Problems();
     ExpectUav(uav, {});

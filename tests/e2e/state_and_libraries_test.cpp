@@ -140,7 +140,8 @@ TEST_F(StateAndLibraries, GraphMixingStagesAndLibraries) {
 TEST_F(StateAndLibraries, ExecutionGraphLibraryLinkedIntoAGraph) {
     TestBuffer& uav = Uav(8);
     VkPipelineLayout layout = context_.CreateStorageBufferLayout({&uav});
-    VkPipelineShaderStageCreateInfo stages[2] = {{VK_STRUCTURE_TYPE_PIPELINE_SHADER_STAGE_CREATE_INFO}, {VK_STRUCTURE_TYPE_PIPELINE_SHADER_STAGE_CREATE_INFO}};
+    VkPipelineShaderStageCreateInfo stages[2] = {{VK_STRUCTURE_TYPE_PIPELINE_SHADER_STAGE_CREATE_INFO},
+                                                 {VK_STRUCTURE_TYPE_PIPELINE_SHADER_STAGE_CREATE_INFO}};
     stages[0].stage = stages[1].stage = VK_SHADER_STAGE_COMPUTE_BIT;
     stages[0].module = context_.CreateNodeModule(ReadCorpus("hello_second_node"));
     stages[0].pName = "secondNode";
@@ -283,7 +284,8 @@ TEST_F(StateAndLibraries, GraphNameNamesItsNodePipelines) {
     VkPipelineLayout layout = context_.CreateStorageBufferLayout({&uav});
     VkPipeline graph = context_.CreateGraph(HelloStages(), layout);
     ASSERT_NE(graph, VK_NULL_HANDLE) << context_.log().Problems();
-    auto set_name = reinterpret_cast<PFN_vkSetDebugUtilsObjectNameEXT>(vkGetDeviceProcAddr(context_.device(), "vkSetDebugUtilsObjectNameEXT"));
+    auto set_name =
+        reinterpret_cast<PFN_vkSetDebugUtilsObjectNameEXT>(vkGetDeviceProcAddr(context_.device(), "vkSetDebugUtilsObjectNameEXT"));
     ASSERT_NE(set_name, nullptr);
     VkDebugUtilsObjectNameInfoEXT name{VK_STRUCTURE_TYPE_DEBUG_UTILS_OBJECT_NAME_INFO_EXT, nullptr, VK_OBJECT_TYPE_PIPELINE,
                                        reinterpret_cast<uint64_t>(graph), "tiles"};
