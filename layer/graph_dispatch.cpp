@@ -100,6 +100,14 @@ bool CheckHostInfos(const DeviceState& device, VkCommandBuffer command_buffer, c
                                                             "SharesInputWithAMDX, facts §12.3)");
             return false;
         }
+        // The API's records have no producer workgroups to finish writing them (facts §12.3).
+        if (node.info.uses_finish_writing) {
+            ReportDispatchError(device, command_buffer,
+                                where + " names node \"" + node.name + "\"[" + std::to_string(node.shader_index) +
+                                    "], which uses OpFinishWritingNodePayloadAMDX: such nodes must not be "
+                                    "dispatched from the API (facts §12.3)");
+            return false;
+        }
         if (info.payloadCount > 0 && info.payloads.hostAddress == nullptr) {
             ReportDispatchError(device, command_buffer, where + ".payloads is NULL with payloadCount " + std::to_string(info.payloadCount));
             return false;

@@ -8,6 +8,7 @@
 #include <cstdio>
 #include <cstring>
 #include <map>
+#include <optional>
 #include <set>
 #include <sstream>
 
@@ -114,6 +115,66 @@ void DumpNodeShaders(const DeviceState& device, uint32_t graph_number, const Gra
     }
 }
 
+// Looks for a cycle through distinct nodes (a node enqueueing itself is recursion, checked at link time). Returns the
+// cycle as "\"A\"[0] -> \"B\"[0] -> \"A\"[0]", or nothing when the graph is acyclic.
+std::optional<std::string> FindCycle(const GraphPipeline& graph) {
+    const uint32_t count = static_cast<uint32_t>(graph.nodes.size());
+    std::vector<std::vector<uint32_t>> successors(count);
+    for (uint32_t n = 0; n < count; ++n) {
+        const GraphNode& node = graph.nodes[n];
+        for (size_t o = 0; o < node.output_table_index.size(); ++o) {
+            for (uint32_t i = 0; i < node.output_table_length[o]; ++i) {
+                const uint32_t target = graph.output_table[node.output_table_index[o] + i];
+                if (target != runtime::kInvalidNode && target != n) successors[n].push_back(target);
+            }
+        }
+    }
+    // Iterative depth-first search; a successor still on the path closes a cycle.
+    enum class Mark : uint8_t { kNew, kOnPath, kDone };
+    std::vector<Mark> marks(count, Mark::kNew);
+    for (uint32_t root = 0; root < count; ++root) {
+        if (marks[root] != Mark::kNew) continue;
+        std::vector<std::pair<uint32_t, size_t>> path{{root, 0}};  // (node, next successor to visit)
+        marks[root] = Mark::kOnPath;
+        while (!path.empty()) {
+            auto& [node, next] = path.back();
+            if (next == successors[node].size()) {
+                marks[node] = Mark::kDone;
+                path.pop_back();
+                continue;
+            }
+            const uint32_t target = successors[node][next++];
+            if (marks[target] == Mark::kOnPath) {
+                std::string cycle;
+                bool on_cycle = false;
+                for (const auto& step : path) {
+                    on_cycle = on_cycle || step.first == target;
+                    if (on_cycle) cycle += NodeLabel(graph.nodes[step.first].name, graph.nodes[step.first].shader_index) + " -> ";
+                }
+                return cycle + NodeLabel(graph.nodes[target].name, graph.nodes[target].shader_index);
+            }
+            if (marks[target] == Mark::kNew) {
+                marks[target] = Mark::kOnPath;
+                path.push_back({target, 0});
+            }
+        }
+    }
+    return std::nullopt;
+}
+
+// "level 0: \"A\"[0]; level 1: \"B\"[0], \"C\"[0]" for the EXECGRAPH-GRAPH-LEVELS notice.
+std::string DescribeLevels(const GraphPipeline& graph) {
+    std::string text;
+    for (size_t level = 0; level < graph.levels.size(); ++level) {
+        text += (level == 0 ? "level " : "; level ") + std::to_string(level) + ":";
+        for (size_t i = 0; i < graph.levels[level].size(); ++i) {
+            const GraphNode& node = graph.nodes[graph.levels[level][i]];
+            text += (i == 0 ? " " : ", ") + NodeLabel(node.name, node.shader_index);
+        }
+    }
+    return text;
+}
+
 uint32_t AlignUp(uint32_t value, uint32_t alignment) { return (value + alignment - 1) / alignment * alignment; }
 
 // Heap bytes per record: records keep their own alignment (8-byte members exist) and never share a 4-byte word.
@@ -206,6 +267,42 @@ GraphBuildResult BuildExecutionGraphPipeline(DeviceState& device, VkPipelineCach
         graph->nodes.push_back(std::move(node));
         modules.push_back(std::move(*module));
     }
+    // Nodes that share a name form one node array, which an output addresses with one record type and one launch shape.
+    std::map<std::string, uint32_t> first_node_of_name;
+    for (uint32_t n = 0; n < graph->nodes.size(); ++n) {
+        const GraphNode& node = graph->nodes[n];
+        const auto [first, inserted] = first_node_of_name.emplace(node.name, n);
+        if (inserted) continue;
+        const GraphNode& other = graph->nodes[first->second];
+        if (node.info.input_record.size != other.info.input_record.size) {
+            std::ostringstream message;
+            message << "nodes " << NodeLabel(other.name, other.shader_index) << " and " << NodeLabel(node.name, node.shader_index)
+                    << " share a name but their input records are " << other.info.input_record.size << " and "
+                    << node.info.input_record.size << " bytes (VUID-VkExecutionGraphPipelineCreateInfoAMDX-None-09135)";
+            return Failure(VK_ERROR_UNKNOWN, message.str());
+        }
+        if (node.info.static_grid.has_value() != other.info.static_grid.has_value()) {
+            const GraphNode& with_static = node.info.static_grid ? node : other;
+            const GraphNode& without_static = node.info.static_grid ? other : node;
+            return Failure(VK_ERROR_UNKNOWN, "nodes " + NodeLabel(with_static.name, with_static.shader_index) + " and " +
+                                                 NodeLabel(without_static.name, without_static.shader_index) +
+                                                 " share a name but only the first declares StaticNumWorkgroupsAMDX "
+                                                 "(VUID-VkExecutionGraphPipelineCreateInfoAMDX-StaticNumWorkgroupsAMDX-09138)");
+        }
+        // VkPipelineShaderStageNodeCreateInfoAMDX: "two compute shaders where one is coalescing and the other is not,
+        // cannot share the same name" (VUID-09137 still says this with the removed CoalescedInputCountAMDX built-in).
+        auto coalescing = [](const GraphNode& n) {
+            return n.info.launch == spirv::LaunchKind::kCoalescing || n.info.launch == spirv::LaunchKind::kThread;
+        };
+        if (coalescing(node) != coalescing(other)) {
+            const GraphNode& with_mode = coalescing(node) ? node : other;
+            const GraphNode& without_mode = coalescing(node) ? other : node;
+            return Failure(VK_ERROR_UNKNOWN, "nodes " + NodeLabel(with_mode.name, with_mode.shader_index) + " and " +
+                                                 NodeLabel(without_mode.name, without_mode.shader_index) +
+                                                 " share a name but only the first declares CoalescingAMDX "
+                                                 "(VUID-VkExecutionGraphPipelineCreateInfoAMDX-CoalescedInputCountAMDX-09137)");
+        }
+    }
     if (is_library) {
         graph->is_library = true;
         graph->library_sources = std::move(sources);
@@ -269,6 +366,8 @@ GraphBuildResult BuildExecutionGraphPipeline(DeviceState& device, VkPipelineCach
     }
 
     // 4. Static node table, including SharesInputWithAMDX (facts §12.5).
+    constexpr uint32_t kMaxNodesSharingAnInput = 256;
+    std::map<uint32_t, uint32_t> sharers_of_node;
     graph->static_infos.resize(graph->nodes.size());
     for (uint32_t n = 0; n < graph->nodes.size(); ++n) {
         const GraphNode& node = graph->nodes[n];
@@ -295,12 +394,38 @@ GraphBuildResult BuildExecutionGraphPipeline(DeviceState& device, VkPipelineCach
                                                      NodeLabel(*node.info.shares_input_with_name, node.info.shares_input_with_index) +
                                                      ", which is not in the graph");
             }
-            if (graph->nodes[host->second].info.shares_input_with_name) {
-                return Failure(VK_ERROR_UNKNOWN, "node " + NodeLabel(node.name, node.shader_index) +
-                                                     " shares the input of a node that itself shares an input (facts §12.5)");
+            const GraphNode& host_node = graph->nodes[host->second];
+            if (host_node.info.shares_input_with_name) {
+                return Failure(VK_ERROR_UNKNOWN,
+                               "node " + NodeLabel(node.name, node.shader_index) + " shares the input of " +
+                                   NodeLabel(host_node.name, host_node.shader_index) +
+                                   ", which itself shares an input: a node may only share the input of a node that "
+                                   "does not declare SharesInputWithAMDX (facts §12.5)");
+            }
+            // The sharing node reads the host's records in place, with the host's record stride, so both must declare the
+            // same record (facts §12.5: shared records are read, never written, by every node that shares them).
+            if (host_node.info.input_record.size != node.info.input_record.size) {
+                std::ostringstream message;
+                message << "node " << NodeLabel(node.name, node.shader_index) << " shares the input of "
+                        << NodeLabel(host_node.name, host_node.shader_index) << " but declares a " << node.info.input_record.size
+                        << "-byte input record where the shared one is " << host_node.info.input_record.size
+                        << " bytes (SharesInputWithAMDX, facts §12.5)";
+                return Failure(VK_ERROR_UNKNOWN, message.str());
+            }
+            if (++sharers_of_node[host->second] > kMaxNodesSharingAnInput) {
+                return Failure(VK_ERROR_UNKNOWN, "more than " + std::to_string(kMaxNodesSharingAnInput) +
+                                                     " nodes share the input of " +
+                                                     NodeLabel(host_node.name, host_node.shader_index) + ", the last one being " +
+                                                     NodeLabel(node.name, node.shader_index) + " (facts §12.5)");
             }
             info.shares_input_with = host->second;
         }
+    }
+
+    if (std::optional<std::string> cycle = FindCycle(*graph)) {
+        return Failure(VK_ERROR_UNKNOWN, "nodes " + *cycle +
+                                             " enqueue to each other in a cycle: the only recursion allowed is a node enqueueing "
+                                             "itself with MaxNodeRecursionAMDX (facts §14)");
     }
 
     // 5. Levels: which nodes can have records at each depth. States are (node, recursion depth); a self-enqueue deepens
@@ -312,7 +437,12 @@ GraphBuildResult BuildExecutionGraphPipeline(DeviceState& device, VkPipelineCach
     constexpr uint32_t kMaxLevels = 32;  // maxExecutionGraphDepth as advertised (emulation_support.h)
     while (!frontier.empty()) {
         if (graph->levels.size() == kMaxLevels) {
-            return Failure(VK_ERROR_UNKNOWN, "the execution graph is deeper than maxExecutionGraphDepth (32 levels), or has a cycle");
+            // Cycles were rejected above, so this is a chain (or a recursion) longer than the limit (facts §13: the node the
+            // API dispatches is depth 1, and every step, recursive or not, adds one).
+            const GraphNode& deepest = graph->nodes[frontier.begin()->first];
+            return Failure(VK_ERROR_UNKNOWN, "node " + NodeLabel(deepest.name, deepest.shader_index) +
+                                                 " can receive records at depth " + std::to_string(kMaxLevels + 1) +
+                                                 ", deeper than maxExecutionGraphDepth (" + std::to_string(kMaxLevels) + ")");
         }
         std::set<uint32_t> level_nodes;
         std::set<std::pair<uint32_t, uint32_t>> next;
@@ -425,6 +555,9 @@ GraphBuildResult BuildExecutionGraphPipeline(DeviceState& device, VkPipelineCach
     graph->scratch_size.maxSize = graph->scratch_plan.MaxSize();
     graph->scratch_size.sizeGranularity = graph->scratch_plan.SizeGranularity();
     graph->graph_tag = graph_tag;
+    // Which nodes each level dispatches, for people reading a verbose log (and for tests of the reachability analysis).
+    device.messages().Emit(MessageSeverity::kVerbose, message_id::kGraphLevels,
+                           "execution graph " + std::to_string(graph_tag) + " dispatches " + DescribeLevels(*graph));
     return GraphBuildResult{VK_SUCCESS, "", graph};
 }
 

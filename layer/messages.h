@@ -31,6 +31,7 @@ inline constexpr char kOutOfMemory[] = "EXECGRAPH-OUT-OF-MEMORY";
 inline constexpr char kPipelineCreation[] = "EXECGRAPH-PIPELINE-CREATION";
 inline constexpr char kDispatch[] = "EXECGRAPH-DISPATCH";
 inline constexpr char kDroppedWork[] = "EXECGRAPH-DROPPED-WORK";
+inline constexpr char kGraphLevels[] = "EXECGRAPH-GRAPH-LEVELS";  // verbose: the nodes each level dispatches
 }  // namespace message_id
 
 // An object a message is about, shown by debuggers and validation-style message formatters.

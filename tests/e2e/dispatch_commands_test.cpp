@@ -1,10 +1,11 @@
 // The three dispatch commands end to end (vkd3d-proton test_workgraph_basic): several entry nodes per call,
-// payloadCount 0, stride padding and stride 0 (every record aliases record 0), grids with a zero component, and
+// payloadCount 0, payload and info stride padding and stride 0 (every record aliases record 0), grids with a zero component, and
 // repeated dispatches on one scratch without re-initialising it, within one command buffer and across submissions.
 #include <gtest/gtest.h>
 
-#include <cstring>
 #include <algorithm>
+#include <cstddef>
+#include <cstring>
 #include <numeric>
 #include <vector>
 
@@ -159,6 +160,31 @@ TEST_F(DispatchCommands, IndirectCountWithInfoStridePaddingAndStrideZeroPayloads
         context_.vkCmdDispatchGraphIndirectCountAMDX(cmd, scratch_->address, scratch_->size, device_data.address);
     });
     ExpectUav(*uav_, Reference({grid, grid, grid, grid}, 1, {vw, vw}));
+}
+
+TEST_F(DispatchCommands, HostInfosAtAPaddedCountInfoStride) {
+    // vkCmdDispatchGraphAMDX with its host infos 40 bytes apart (VkDispatchGraphCountInfoAMDX::stride > 24): the bytes
+    // between infos hold a pattern that would read as a bogus node index and payload count if the stride were ignored.
+    constexpr size_t kInfoStride = 40;
+    const std::vector<Grid> grids = {{2, 1, 1}, {1, 2, 2}};
+    const std::vector<VW> xors = {{5, 3}, {64, 1}, {0, 9}};
+    std::vector<uint8_t> infos(3 * kInfoStride, 0xA5);
+    const VkDispatchGraphInfoAMDX entries[3] = {
+        {basic_, 2, {}, sizeof(Grid)}, {xor_, 3, {}, sizeof(VW)}, {basic_, 1, {}, sizeof(Grid)}};
+    for (uint32_t i = 0; i < 3; ++i) std::memcpy(infos.data() + i * kInfoStride, &entries[i], sizeof(entries[i]));
+    auto set_payloads = [&](uint32_t i, const void* payloads) {
+        std::memcpy(infos.data() + i * kInfoStride + offsetof(VkDispatchGraphInfoAMDX, payloads), &payloads, sizeof(payloads));
+    };
+    set_payloads(0, grids.data());
+    set_payloads(1, xors.data());
+    set_payloads(2, &grids[1]);
+    VkDispatchGraphCountInfoAMDX count_info{3, {}, kInfoStride};
+    count_info.infos.hostAddress = infos.data();
+    context_.Submit([&](VkCommandBuffer cmd) {
+        BindGraph(cmd, graph_, layout_, set_);
+        context_.vkCmdDispatchGraphAMDX(cmd, scratch_->address, scratch_->size, &count_info);
+    });
+    ExpectUav(*uav_, Reference({grids[0], grids[1], grids[1]}, 1, xors));
 }
 
 }  // namespace

@@ -199,7 +199,7 @@ VkShaderModule GraphTestContext::CreateNodeModule(const std::string& assembly) {
 }
 
 VkPipeline GraphTestContext::CreateGraph(const std::vector<NodeStage>& stages, VkPipelineLayout layout, VkResult* result_out) {
-    return CreateGraph(stages, {}, layout, result_out);
+    return CreateGraphWith(stages, GraphOptions{}, layout, result_out);
 }
 
 VkPipeline GraphTestContext::CreateComputePipeline(const NodeStage& stage, VkPipelineLayout layout, bool as_graph_library,
@@ -227,15 +227,35 @@ VkPipeline GraphTestContext::CreateComputePipeline(const NodeStage& stage, VkPip
 
 VkPipeline GraphTestContext::CreateGraph(const std::vector<NodeStage>& stages, const std::vector<VkPipeline>& libraries,
                                          VkPipelineLayout layout, VkResult* result_out) {
+    GraphOptions options;
+    options.libraries = libraries;
+    return CreateGraphWith(stages, options, layout, result_out);
+}
+
+VkPipeline GraphTestContext::CreateGraphWith(const std::vector<NodeStage>& stages, const GraphOptions& options,
+                                             VkPipelineLayout layout, VkResult* result_out) {
+    const std::vector<VkPipeline>& libraries = options.libraries;
     std::vector<VkPipelineShaderStageNodeCreateInfoAMDX> node_infos(stages.size());
     std::vector<VkPipelineShaderStageCreateInfo> stage_infos(stages.size());
+    std::vector<std::vector<uint32_t>> inline_words(stages.size());
+    std::vector<VkShaderModuleCreateInfo> inline_modules(stages.size());
     for (size_t i = 0; i < stages.size(); ++i) {
         node_infos[i] = {VK_STRUCTURE_TYPE_PIPELINE_SHADER_STAGE_NODE_CREATE_INFO_AMDX, nullptr, stages[i].node_name,
                          stages[i].node_index};
         stage_infos[i] = {VK_STRUCTURE_TYPE_PIPELINE_SHADER_STAGE_CREATE_INFO};
         stage_infos[i].pNext = &node_infos[i];
         stage_infos[i].stage = VK_SHADER_STAGE_COMPUTE_BIT;
-        stage_infos[i].module = CreateNodeModule(stages[i].assembly);
+        if (options.inline_modules) {
+            AssembleResult assembled = AssembleAmdx(stages[i].assembly);
+            EXPECT_TRUE(assembled.error.empty()) << assembled.error;
+            inline_words[i] = std::move(assembled.words);
+            inline_modules[i] = {VK_STRUCTURE_TYPE_SHADER_MODULE_CREATE_INFO};
+            inline_modules[i].codeSize = inline_words[i].size() * sizeof(uint32_t);
+            inline_modules[i].pCode = inline_words[i].data();
+            node_infos[i].pNext = &inline_modules[i];
+        } else {
+            stage_infos[i].module = CreateNodeModule(stages[i].assembly);
+        }
         stage_infos[i].pName = stages[i].entry_point.c_str();
         stage_infos[i].pSpecializationInfo = stages[i].specialization;
     }
@@ -249,7 +269,7 @@ VkPipeline GraphTestContext::CreateGraph(const std::vector<NodeStage>& stages, c
     create_info.layout = layout;
     create_info.basePipelineIndex = -1;
     VkPipeline pipeline = VK_NULL_HANDLE;
-    VkResult result = vkCreateExecutionGraphPipelinesAMDX(device(), VK_NULL_HANDLE, 1, &create_info, nullptr, &pipeline);
+    VkResult result = vkCreateExecutionGraphPipelinesAMDX(device(), options.cache, 1, &create_info, nullptr, &pipeline);
     if (result_out) *result_out = result;
     if (result == VK_SUCCESS) pipelines_.push_back(pipeline);
     return pipeline;
@@ -261,6 +281,20 @@ uint32_t GraphTestContext::NodeIndex(VkPipeline graph, const char* name, uint32_
     uint32_t node_index = ~0u;
     EXPECT_EQ(vkGetExecutionGraphPipelineNodeIndexAMDX(device(), graph, &info, &node_index), VK_SUCCESS) << name;
     return node_index;
+}
+
+void GraphTestContext::RecordOnly(const std::function<void(VkCommandBuffer)>& record) {
+    VkCommandBufferAllocateInfo allocate{VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO};
+    allocate.commandPool = command_pool_;
+    allocate.level = VK_COMMAND_BUFFER_LEVEL_PRIMARY;
+    allocate.commandBufferCount = 1;
+    VkCommandBuffer command_buffer = VK_NULL_HANDLE;
+    ASSERT_EQ(vkAllocateCommandBuffers(device(), &allocate, &command_buffer), VK_SUCCESS);
+    VkCommandBufferBeginInfo begin{VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO};
+    vkBeginCommandBuffer(command_buffer, &begin);
+    record(command_buffer);
+    vkEndCommandBuffer(command_buffer);
+    vkFreeCommandBuffers(device(), command_pool_, 1, &command_buffer);
 }
 
 void GraphTestContext::Submit(const std::function<void(VkCommandBuffer)>& record) {

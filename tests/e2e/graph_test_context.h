@@ -41,6 +41,13 @@ struct GraphTestOptions {
     bool debug_utils = true;                // enable VK_EXT_debug_utils (and the message log's messenger) on the instance
 };
 
+// How CreateGraphWith builds the execution graph create info.
+struct GraphOptions {
+    std::vector<VkPipeline> libraries;       // linked through pLibraryInfo
+    VkPipelineCache cache = VK_NULL_HANDLE;  // vkCreateExecutionGraphPipelinesAMDX's pipelineCache
+    bool inline_modules = false;             // each stage's module as a VkShaderModuleCreateInfo in its pNext
+};
+
 class GraphTestContext {
   public:
     // with_validation: VK_LAYER_KHRONOS_validation below the layer; every message fails the test in TearDown.
@@ -68,6 +75,9 @@ class GraphTestContext {
     // Same, linking `libraries` (node pipelines from CreateComputePipeline with `as_graph_library`) through pLibraryInfo.
     VkPipeline CreateGraph(const std::vector<NodeStage>& stages, const std::vector<VkPipeline>& libraries, VkPipelineLayout layout,
                            VkResult* result = nullptr);
+    // Same, as `options` describe.
+    VkPipeline CreateGraphWith(const std::vector<NodeStage>& stages, const GraphOptions& options, VkPipelineLayout layout,
+                               VkResult* result = nullptr);
     // A plain compute pipeline, or with `as_graph_library` one node of an execution graph library
     // (VK_PIPELINE_CREATE_2_LIBRARY_BIT_KHR | VK_PIPELINE_CREATE_2_EXECUTION_GRAPH_BIT_AMDX through
     // VkPipelineCreateFlags2CreateInfoKHR). Returns VK_NULL_HANDLE and records the VkResult on failure.
@@ -76,6 +86,9 @@ class GraphTestContext {
     uint32_t NodeIndex(VkPipeline graph, const char* name, uint32_t index);
 
     void Submit(const std::function<void(VkCommandBuffer)>& record);
+    // Records a command buffer and frees it without submitting it: for commands whose only effect a test checks is a
+    // message at record time.
+    void RecordOnly(const std::function<void(VkCommandBuffer)>& record);
 
     // The seven AMDX entry points as the application sees them.
     PFN_vkCreateExecutionGraphPipelinesAMDX vkCreateExecutionGraphPipelinesAMDX = nullptr;

@@ -1,6 +1,7 @@
 // Node outputs end to end: node arrays indexed at run time, sparse arrays with ArraySize and unbounded sparse arrays
 // with missing members, OpIsNodePayloadValidAMDX, empty records allocated and never enqueued, SharesInputWithAMDX, and
-// TrackFinishWriting with OpFinishWritingNodePayloadAMDX (vkd3d-proton two_level_empty, shared_inputs and
+// TrackFinishWriting with OpFinishWritingNodePayloadAMDX, allocations never explicitly enqueued, outputs sharing payload
+// limits and a coalescing entry feeding a thread node (vkd3d-proton two_level_empty, shared_inputs and
 // cross_group_sharing expectations). Every test compares the whole UAV with a CPU reference.
 #include <gtest/gtest.h>
 
@@ -133,29 +134,93 @@ TEST_F(Outputs, SharesInputWithFromTheApi) {
 
 TEST_F(Outputs, CrossGroupSharingFromAGraphEntry) {
     // vkd3d-proton test_workgraph_cross_group_sharing: {512, 0} to "Broadcast"[0] (dynamic grid 512) and [1] (fixed 256).
-    TestBuffer& uav = Uav(1024);
-    RunGraph({{ReadModule("thread_entry_emit"), "main", "Entry", 0, specs_.Add({0, 1, 1, 0})},
-              {ReadCorpus("track_finish_writing"), "main", "Broadcast", 0},
+    // D3D12 lets one node array mix the two; Vulkan does not (VUID-...-StaticNumWorkgroupsAMDX-09138), so each member
+    // gets its own graph here, with the entry's second record switched off (its output array is sparse).
+    TestBuffer& dynamic_uav = Uav(1024);
+    RunGraph({{ReadModule("thread_entry_emit"), "main", "Entry", 0, specs_.Add({0, 1, 0, 0})},
+              {ReadCorpus("track_finish_writing"), "main", "Broadcast", 0}},
+             dynamic_uav, {{"Entry", 0, 1, &kEmptyRecord, 0}});
+    TestBuffer& fixed_uav = Uav(1024);
+    RunGraph({{ReadModule("thread_entry_emit"), "main", "Entry", 0, specs_.Add({1, 0, 0, 0})},
               {ReadModule("track_finish_fixed"), "main", "Broadcast", 1}},
-             uav, {{"Entry", 0, 1, &kEmptyRecord, 0}});
+             fixed_uav, {{"Entry", 0, 1, &kEmptyRecord, 0}});
+    ExpectUav(dynamic_uav, std::vector<uint32_t>(64, 32777));
     std::vector<uint32_t> expected(129);
-    for (uint32_t i = 0; i < 64; ++i) expected[i] = 32777, expected[64 + i] = 16395;
+    for (uint32_t i = 0; i < 64; ++i) expected[64 + i] = 16395;
     expected[128] = 1;
-    ExpectUav(uav, expected);
+    ExpectUav(fixed_uav, expected);
 }
 
 TEST_F(Outputs, FinishWritingIsTrueOncePerRecord) {
-    // Three records to the fixed-grid node in one dispatch: each record has its own counter and exactly one finishing
-    // workgroup, so every record's count reaches 256*64 and UAV[128] counts 3.
+    // OpFinishWritingNodePayloadAMDX needs records written by a node (facts §12.3), so a thread entry forwards each API
+    // record to "Tracker", whose grid comes from the record. Per record, every workgroup of its grid runs and exactly
+    // one of them sees FinishWriting return true, after all of them added to the shared count.
+    struct Rec {
+        uint32_t id, grid;
+    };
+    const std::vector<Rec> records = {{0, 3}, {1, 1}, {2, 17}, {3, 64}, {4, 2}};
+    TestBuffer& uav = Uav(128);
+    RunGraph({{ReadModule("finish_writing_feeder"), "main", "Feeder"}, {ReadModule("track_finish_per_record"), "main", "Tracker"}},
+             uav, {{"Feeder", 0, static_cast<uint32_t>(records.size()), records.data(), sizeof(Rec)}});
+    std::vector<uint32_t> expected(128);
+    for (const Rec& r : records) {
+        expected[2 * r.id] = 1;                // workgroups that saw FinishWriting true
+        expected[2 * r.id + 1] = 32 * r.grid;  // the shared count the finishing workgroup read
+        expected[64 + r.id] = r.grid;          // workgroups that ran
+    }
+    ExpectUav(uav, expected);
+}
+
+TEST_F(Outputs, FinishWritingNodesCannotBeDispatchedFromTheApi) {
+    // facts §12.3: the API's records have no producers to finish writing them; the dispatch is skipped with a message.
     struct Rec {
         uint32_t grid, count;
     };
-    const std::vector<Rec> records = {{1, 0}, {2, 0}, {3, 0}};
-    TestBuffer& uav = Uav(1024);
-    RunGraph({{ReadModule("track_finish_fixed"), "main"}}, uav, {{"main", 0, 3, records.data(), sizeof(Rec)}});
-    std::vector<uint32_t> expected(129);
-    for (uint32_t i = 0; i < 64; ++i) expected[64 + i] = 16395;
-    expected[128] = 3;
+    const Rec record{1, 0};
+    TestBuffer& uav = Uav(256);
+    RunGraph({{ReadModule("track_finish_fixed"), "main"}}, uav, {{"main", 0, 1, &record, sizeof(Rec)}});
+    size_t rejections = 0;
+    for (const MessageLog::Message& message : context_.log().Messages()) {
+        rejections += message.id == "EXECGRAPH-DISPATCH" &&
+                      message.text.find("\"main\"[0], which uses OpFinishWritingNodePayloadAMDX") != std::string::npos;
+    }
+    EXPECT_EQ(rejections, 1u) << context_.log().Problems();
+    ExpectUav(uav, {});
+    context_.log().Clear();
+}
+
+TEST_F(Outputs, AllocationNeverEnqueuedIsEnqueuedAtTheEnd) {
+    // The entry fills a record but never calls OpEnqueueNodePayloadsAMDX: the record still reaches "Sink"[0].
+    const std::vector<uint32_t> values = {1, 20, 300, 4000, 50000};
+    TestBuffer& uav = Uav(16);
+    RunGraph({{ReadModule("unenqueued_allocation"), "main", "Entry"}, {ReadModule("array_sink"), "main", "Sink", 0}}, uav,
+             {{"Entry", 0, static_cast<uint32_t>(values.size()), values.data(), sizeof(uint32_t)}});
+    ExpectUav(uav, {3 * 54321, 5});
+}
+
+TEST_F(Outputs, OutputsSharingPayloadLimits) {
+    // output_shares_payload_limits: even values go to "aggregation"[0], odd ones to "fixed_exp"[2], two outputs sharing
+    // one NodeSharesPayloadLimitsWithAMDX budget; array_sink reports per shader index.
+    const std::vector<uint32_t> values = {2, 7, 10, 13, 1, 40};
+    TestBuffer& uav = Uav(16);
+    RunGraph({{ReadCorpus("output_shares_payload_limits"), "main", "Entry"},
+              {ReadModule("array_sink"), "main", "aggregation", 0},
+              {ReadModule("array_sink"), "main", "fixed_exp", 2}},
+             uav, {{"Entry", 0, static_cast<uint32_t>(values.size()), values.data(), sizeof(uint32_t)}});
+    std::vector<uint32_t> expected;
+    for (uint32_t v : values) AddToSink(expected, v % 2 ? 2 : 0, v);
+    ExpectUav(uav, expected);
+}
+
+TEST_F(Outputs, CoalescingEntryFeedsAThreadNode) {
+    // 11 records batched up to 4 per coalescing workgroup (the last batch partial); each becomes one thread-node record.
+    std::vector<uint32_t> values;
+    for (uint32_t i = 0; i < 11; ++i) values.push_back(i * i);
+    TestBuffer& uav = Uav(16);
+    RunGraph({{ReadModule("coalescing_forward"), "main", "Entry"}, {ReadModule("array_sink"), "main", "Sink", 0}}, uav,
+             {{"Entry", 0, static_cast<uint32_t>(values.size()), values.data(), sizeof(uint32_t)}});
+    std::vector<uint32_t> expected;
+    for (uint32_t v : values) AddToSink(expected, 0, v + 100);
     ExpectUav(uav, expected);
 }
 

@@ -140,7 +140,8 @@ TEST_F(StateAndLibraries, GraphMixingStagesAndLibraries) {
 TEST_F(StateAndLibraries, ExecutionGraphLibraryLinkedIntoAGraph) {
     TestBuffer& uav = Uav(8);
     VkPipelineLayout layout = context_.CreateStorageBufferLayout({&uav});
-    VkPipelineShaderStageCreateInfo stages[2] = {{VK_STRUCTURE_TYPE_PIPELINE_SHADER_STAGE_CREATE_INFO}, {VK_STRUCTURE_TYPE_PIPELINE_SHADER_STAGE_CREATE_INFO}};
+    VkPipelineShaderStageCreateInfo stages[2] = {{VK_STRUCTURE_TYPE_PIPELINE_SHADER_STAGE_CREATE_INFO},
+                                                 {VK_STRUCTURE_TYPE_PIPELINE_SHADER_STAGE_CREATE_INFO}};
     stages[0].stage = stages[1].stage = VK_SHADER_STAGE_COMPUTE_BIT;
     stages[0].module = context_.CreateNodeModule(ReadCorpus("hello_second_node"));
     stages[0].pName = "secondNode";
@@ -211,6 +212,97 @@ TEST_F(StateAndLibraries, RecordsWithEightByteMembers) {
     RunGraph({{ReadModule("wide_payload_entry"), "main", "Entry"}, {ReadModule("wide_payload_sink"), "main", "Wide"}}, uav,
              {{"Entry", 0, 16, records.data(), sizeof(In)}});
     ExpectUav(uav, expected);
+}
+
+std::vector<NodeStage> HelloStages() {
+    return {{ReadCorpus("hello_first_node"), "firstNode"},
+            {ReadCorpus("hello_second_node"), "secondNode"},
+            {ReadCorpus("hello_third_node"), "thirdNode"}};
+}
+
+TEST_F(StateAndLibraries, ShaderModulesChainedInlineInTheStages) {
+    // No vkCreateShaderModule: each stage's VkShaderModuleCreateInfo sits in its pNext (after the node create info).
+    TestBuffer& uav = Uav(8);
+    VkPipelineLayout layout = context_.CreateStorageBufferLayout({&uav});
+    GraphOptions options;
+    options.inline_modules = true;
+    VkResult result = VK_SUCCESS;
+    VkPipeline graph = context_.CreateGraphWith(HelloStages(), options, layout, &result);
+    ASSERT_EQ(result, VK_SUCCESS) << context_.log().Problems();
+    TestBuffer& scratch = PrepareScratch(graph);
+    std::vector<HelloEntryRecord> records;
+    for (uint32_t i = 0; i < 4; ++i) records.push_back({i + 1, i});
+    VkDescriptorSet set = context_.descriptor_set();
+    context_.Submit([&](VkCommandBuffer cmd) {
+        BindGraph(cmd, graph, layout, set);
+        DispatchHost(cmd, scratch, {{context_.NodeIndex(graph, "firstNode", 0), 4, records.data(), sizeof(HelloEntryRecord)}});
+    });
+    ExpectUav(uav, kHelloExpected);
+}
+
+TEST_F(StateAndLibraries, GraphsCreatedThroughAPipelineCache) {
+    // The same graph twice through one VkPipelineCache, which the layer hands to the driver for every node pipeline (the
+    // validation layer checks the handle there); both graphs give the reference result. (Lavapipe keeps nothing in
+    // application caches, so whether the second graph hit the cache is not observable here.)
+    TestBuffer& uav = Uav(8);
+    VkPipelineLayout layout = context_.CreateStorageBufferLayout({&uav});
+    VkPipelineCacheCreateInfo cache_info{VK_STRUCTURE_TYPE_PIPELINE_CACHE_CREATE_INFO};
+    VkPipelineCache cache = VK_NULL_HANDLE;
+    ASSERT_EQ(vkCreatePipelineCache(context_.device(), &cache_info, nullptr, &cache), VK_SUCCESS);
+    GraphOptions options;
+    options.cache = cache;
+    VkPipeline graphs[2] = {};
+    for (VkPipeline& graph : graphs) {
+        VkResult result = VK_SUCCESS;
+        graph = context_.CreateGraphWith(HelloStages(), options, layout, &result);
+        ASSERT_EQ(result, VK_SUCCESS) << context_.log().Problems();
+    }
+    size_t cache_size = 0;
+    EXPECT_EQ(vkGetPipelineCacheData(context_.device(), cache, &cache_size, nullptr), VK_SUCCESS);
+    std::vector<HelloEntryRecord> records;
+    for (uint32_t i = 0; i < 4; ++i) records.push_back({i + 1, i});
+    VkDescriptorSet set = context_.descriptor_set();
+    for (VkPipeline graph : graphs) {
+        TestBuffer& scratch = PrepareScratch(graph);
+        context_.Submit([&](VkCommandBuffer cmd) {
+            BindGraph(cmd, graph, layout, set);
+            DispatchHost(cmd, scratch, {{context_.NodeIndex(graph, "firstNode", 0), 4, records.data(), sizeof(HelloEntryRecord)}});
+        });
+    }
+    std::vector<uint32_t> expected;
+    for (uint32_t v : kHelloExpected) expected.push_back(2 * v);
+    ExpectUav(uav, expected);
+    vkDestroyPipelineCache(context_.device(), cache, nullptr);
+}
+
+TEST_F(StateAndLibraries, GraphNameNamesItsNodePipelines) {
+    // Naming a graph names its lowered node pipelines "<name>/<node>[<index>]" in the layers below (docs/settings.md).
+    // The names become visible where the validation layer reports on a node pipeline: here a dispatch with the graph's
+    // descriptor set left unbound, recorded and never submitted, which the validation layer reports for the two nodes
+    // that use the set (firstNode does not).
+    TestBuffer& uav = Uav(8);
+    VkPipelineLayout layout = context_.CreateStorageBufferLayout({&uav});
+    VkPipeline graph = context_.CreateGraph(HelloStages(), layout);
+    ASSERT_NE(graph, VK_NULL_HANDLE) << context_.log().Problems();
+    auto set_name =
+        reinterpret_cast<PFN_vkSetDebugUtilsObjectNameEXT>(vkGetDeviceProcAddr(context_.device(), "vkSetDebugUtilsObjectNameEXT"));
+    ASSERT_NE(set_name, nullptr);
+    VkDebugUtilsObjectNameInfoEXT name{VK_STRUCTURE_TYPE_DEBUG_UTILS_OBJECT_NAME_INFO_EXT, nullptr, VK_OBJECT_TYPE_PIPELINE,
+                                       reinterpret_cast<uint64_t>(graph), "tiles"};
+    EXPECT_EQ(set_name(context_.device(), &name), VK_SUCCESS);
+    TestBuffer& scratch = PrepareScratch(graph);
+    ASSERT_EQ(context_.log().Problems(), "");  // naming is silent
+    HelloEntryRecord record{1, 0};
+    context_.RecordOnly([&](VkCommandBuffer cmd) {
+        vkCmdBindPipeline(cmd, VK_PIPELINE_BIND_POINT_EXECUTION_GRAPH_AMDX, graph);
+        DispatchHost(cmd, scratch, {{context_.NodeIndex(graph, "firstNode", 0), 1, &record, sizeof(record)}});
+    });
+    std::string messages;
+    for (const MessageLog::Message& message : context_.log().Messages()) messages += message.text + "\n";
+    for (const char* node : {"[tiles/secondNode[0]]", "[tiles/thirdNode[0]]"}) {
+        EXPECT_NE(messages.find(node), std::string::npos) << node << " in " << messages;
+    }
+    context_.log().Clear();
 }
 
 }  // namespace

@@ -1,0 +1,329 @@
+// Linking an execution graph: every rule vkCreateExecutionGraphPipelinesAMDX checks between nodes fails with an error
+// VkResult and one EXECGRAPH-PIPELINE-CREATION message naming the node (facts §9, §12.5, §14), and the static
+// reachability analysis dispatches each node exactly at the levels where it can have records (facts §13). The node
+// shaders are generated from a small description, so each test spells out only the graph's shape.
+#include <gtest/gtest.h>
+
+#include <optional>
+#include <set>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "graph_test_fixture.h"
+
+namespace execgraph::test {
+namespace {
+
+// One generated node: a thread node (or a one-workgroup static broadcast node) that adds 1 to UAV[slot] per record it
+// runs, then sends one record to each output, whose first word is its own first input word plus one.
+struct GeneratedNode {
+    struct Output {
+        std::string name;
+        uint32_t index = 0;
+        uint32_t words = 1;  // record size in 32-bit words
+    };
+    uint32_t slot = 0;
+    uint32_t input_words = 1;   // 0: an empty input record
+    bool static_grid = false;   // StaticNumWorkgroupsAMDX 1 1 1 instead of a thread node
+    bool dynamic_grid = false;  // a broadcast node whose grid is the first input word (PayloadDispatchIndirectAMDX)
+    bool api_entry = true;      // false: IsApiEntryAMDX false
+    std::optional<uint32_t> max_recursion;
+    std::optional<std::pair<std::string, uint32_t>> shares_input_with;
+    std::vector<Output> outputs;
+};
+
+std::string Assembly(const GeneratedNode& node) {
+    std::set<uint32_t> constants{0, 1, 4, node.slot};
+    for (uint32_t w = 0; w < node.input_words; ++w) constants.insert(w);
+    for (const auto& output : node.outputs) {
+        constants.insert(output.index);
+        for (uint32_t w = 0; w < output.words; ++w) constants.insert(w);
+    }
+    if (node.max_recursion) constants.insert(*node.max_recursion);
+    if (node.shares_input_with) constants.insert(node.shares_input_with->second);
+    auto c = [](uint32_t value) { return "%c" + std::to_string(value); };
+
+    std::ostringstream s;
+    s << "OpCapability Shader\nOpCapability ShaderEnqueueAMDX\nOpExtension \"SPV_AMDX_shader_enqueue\"\n"
+         "OpMemoryModel Logical GLSL450\nOpEntryPoint GLCompute %main \"main\" %in %UAV\nOpExecutionMode %main LocalSize 1 1 1\n";
+    if (node.static_grid) {
+        s << "OpExecutionModeId %main StaticNumWorkgroupsAMDX %c1 %c1 %c1\n";
+    } else if (!node.dynamic_grid) {
+        s << "OpExecutionMode %main CoalescingAMDX\n";
+    }
+    if (!node.api_entry) s << "OpExecutionModeId %main IsApiEntryAMDX %false\n";
+    if (node.max_recursion) s << "OpExecutionModeId %main MaxNodeRecursionAMDX " << c(*node.max_recursion) << "\n";
+    if (node.shares_input_with) {
+        s << "OpExecutionModeId %main SharesInputWithAMDX %shared_name " << c(node.shares_input_with->second) << "\n";
+    }
+    for (uint32_t w = 0; w < node.input_words; ++w) s << "OpMemberDecorate %InRec " << w << " Offset " << 4 * w << "\n";
+    if (node.dynamic_grid) s << "OpMemberDecorate %InRec 0 PayloadDispatchIndirectAMDX\n";
+    s << "OpDecorateId %in_arr NodeMaxPayloadsAMDX %c1\n";
+    for (size_t k = 0; k < node.outputs.size(); ++k) {
+        for (uint32_t w = 0; w < node.outputs[k].words; ++w)
+            s << "OpMemberDecorate %OutRec" << k << " " << w << " Offset " << 4 * w << "\n";
+        s << "OpDecorateId %out" << k << " PayloadNodeNameAMDX %name" << k << "\n";
+        s << "OpDecorateId %out" << k << " NodeMaxPayloadsAMDX %c1\n";
+        s << "OpDecorateId %out" << k << " PayloadNodeBaseIndexAMDX " << c(node.outputs[k].index) << "\n";
+    }
+    s << "OpDecorate %uints ArrayStride 4\nOpMemberDecorate %Buffer 0 Offset 0\nOpDecorate %Buffer Block\n"
+         "OpDecorate %UAV DescriptorSet 0\nOpDecorate %UAV Binding 0\n"
+         "%void = OpTypeVoid\n%bool = OpTypeBool\n%uint = OpTypeInt 32 0\n%false = OpConstantFalse %bool\n";
+    for (uint32_t value : constants) s << c(value) << " = OpConstant %uint " << value << "\n";
+    if (node.shares_input_with) s << "%shared_name = OpConstantStringAMDX \"" << node.shares_input_with->first << "\"\n";
+    s << "%InRec = OpTypeStruct";
+    for (uint32_t w = 0; w < node.input_words; ++w) s << " %uint";
+    s << "\n%in_arr = OpTypeNodePayloadArrayAMDX %InRec\n%in_ptr = OpTypePointer NodePayloadAMDX %in_arr\n";
+    for (size_t k = 0; k < node.outputs.size(); ++k) {
+        s << "%name" << k << " = OpConstantStringAMDX \"" << node.outputs[k].name << "\"\n%OutRec" << k << " = OpTypeStruct";
+        for (uint32_t w = 0; w < node.outputs[k].words; ++w) s << " %uint";
+        s << "\n%out" << k << " = OpTypeNodePayloadArrayAMDX %OutRec" << k << "\n%out_ptr" << k
+          << " = OpTypePointer NodePayloadAMDX %out" << k << "\n";
+    }
+    s << "%payload_uint = OpTypePointer NodePayloadAMDX %uint\n%uints = OpTypeRuntimeArray %uint\n%Buffer = OpTypeStruct %uints\n"
+         "%buffer_ptr = OpTypePointer StorageBuffer %Buffer\n%storage_uint = OpTypePointer StorageBuffer %uint\n"
+         "%fn = OpTypeFunction %void\n%in = OpVariable %in_ptr NodePayloadAMDX\n%UAV = OpVariable %buffer_ptr StorageBuffer\n"
+         "%main = OpFunction %void None %fn\n%entry = OpLabel\n";
+    s << "%counter = OpAccessChain %storage_uint %UAV %c0 " << c(node.slot) << "\n%old = OpAtomicIAdd %uint %counter %c1 %c0 %c1\n";
+    std::string first_word = "%c1";
+    if (node.input_words > 0) {
+        s << "%in_first = OpAccessChain %payload_uint %in %c0 %c0\n%in_value = OpLoad %uint %in_first\n"
+             "%next_value = OpIAdd %uint %in_value %c1\n";
+        first_word = "%next_value";
+    }
+    for (size_t k = 0; k < node.outputs.size(); ++k) {
+        s << "%records" << k << " = OpAllocateNodePayloadsAMDX %out_ptr" << k << " %c4 %c1 %c0\n";
+        for (uint32_t w = 0; w < node.outputs[k].words; ++w) {
+            s << "%word" << k << "_" << w << " = OpAccessChain %payload_uint %records" << k << " %c0 " << c(w) << "\n";
+            s << "OpStore %word" << k << "_" << w << " " << (w == 0 ? first_word : "%c0") << "\n";
+        }
+        s << "OpEnqueueNodePayloadsAMDX %records" << k << "\n";
+    }
+    s << "OpReturn\nOpFunctionEnd\n";
+    return s.str();
+}
+
+NodeStage Stage(const char* name, uint32_t index, const GeneratedNode& node) { return {Assembly(node), "main", name, index}; }
+
+// "N0", "N1", ...: the node names of a chain, kept alive by the test for the create infos that point at them.
+std::vector<std::string> ChainNames(uint32_t length) {
+    std::vector<std::string> names;
+    for (uint32_t i = 0; i < length; ++i) names.push_back("N" + std::to_string(i));
+    return names;
+}
+
+class GraphLinking : public GraphTest {
+  protected:
+    // Creates the graph, expects it to fail with VK_ERROR_UNKNOWN and one creation message containing every `needle`.
+    void ExpectLinkError(const std::vector<NodeStage>& stages, const std::vector<std::string>& needles) {
+        TestBuffer& uav = Uav(64);
+        VkPipelineLayout layout = context_.CreateStorageBufferLayout({&uav});
+        VkResult result = VK_SUCCESS;
+        EXPECT_EQ(context_.CreateGraph(stages, layout, &result), VK_NULL_HANDLE);
+        EXPECT_EQ(result, VK_ERROR_UNKNOWN);
+        std::vector<std::string> errors;
+        for (const MessageLog::Message& message : context_.log().Messages()) {
+            if (message.severity >= VK_DEBUG_UTILS_MESSAGE_SEVERITY_WARNING_BIT_EXT)
+                errors.push_back(message.id + ": " + message.text);
+        }
+        ASSERT_EQ(errors.size(), 1u) << context_.log().Problems();
+        EXPECT_EQ(errors[0].rfind("EXECGRAPH-PIPELINE-CREATION: ", 0), 0u) << errors[0];
+        for (const std::string& needle : needles)
+            EXPECT_NE(errors[0].find(needle), std::string::npos) << needle << " in " << errors[0];
+        context_.log().Clear();
+    }
+
+    // Creates the graph and returns what its EXECGRAPH-GRAPH-LEVELS notice says each level dispatches.
+    std::string LevelsOf(VkPipeline graph) {
+        EXPECT_NE(graph, VK_NULL_HANDLE) << context_.log().Problems();
+        std::string levels;
+        for (const MessageLog::Message& message : context_.log().Messages()) {
+            if (message.id != "EXECGRAPH-GRAPH-LEVELS") continue;
+            EXPECT_EQ(message.severity, VK_DEBUG_UTILS_MESSAGE_SEVERITY_VERBOSE_BIT_EXT);
+            levels = message.text.substr(message.text.find(" dispatches ") + 12);
+        }
+        context_.log().Clear();
+        return levels;
+    }
+};
+
+GeneratedNode Sends(std::vector<GeneratedNode::Output> outputs, uint32_t slot = 0) {
+    GeneratedNode node;
+    node.outputs = std::move(outputs);
+    node.slot = slot;
+    return node;
+}
+
+GeneratedNode Inner(std::vector<GeneratedNode::Output> outputs, uint32_t slot) {
+    GeneratedNode node = Sends(std::move(outputs), slot);
+    node.api_entry = false;
+    return node;
+}
+
+// names[0] -> names[1] -> ...: node i adds 1 to UAV[i].
+std::vector<NodeStage> Chain(const std::vector<std::string>& names) {
+    std::vector<NodeStage> stages;
+    for (uint32_t i = 0; i < names.size(); ++i) {
+        std::vector<GeneratedNode::Output> next;
+        if (i + 1 < names.size()) next.push_back({names[i + 1], 0});
+        stages.push_back(Stage(names[i].c_str(), 0, i == 0 ? Sends(next) : Inner(next, i)));
+    }
+    return stages;
+}
+
+TEST_F(GraphLinking, PayloadSizeMismatchNamesBothNodes) {
+    ExpectLinkError({Stage("A", 0, Sends({{"B", 0, 2}})), Stage("B", 0, Inner({}, 1))},
+                    {"\"A\"[0] writes 8-byte records to \"B\"[0]", "4 bytes", "09139"});
+}
+
+TEST_F(GraphLinking, SelfEnqueueWithoutMaxNodeRecursion) {
+    ExpectLinkError({Stage("R", 0, Sends({{"R", 0}}))}, {"\"R\"[0] enqueues to itself without MaxNodeRecursionAMDX"});
+}
+
+TEST_F(GraphLinking, EnqueueingTheSameNameAtAnotherIndex) {
+    // Facts §14: only the node itself may be named; "R"[1] is a different node of the same name.
+    GeneratedNode recursive = Sends({{"R", 1}});
+    recursive.max_recursion = 4;
+    ExpectLinkError({Stage("R", 0, recursive), Stage("R", 1, Inner({}, 1))},
+                    {"\"R\"[0] enqueues to \"R\"[1]", "recursion other than to the node itself"});
+}
+
+TEST_F(GraphLinking, CycleThroughDifferentNamesNamesTheCycle) {
+    ExpectLinkError({Stage("Entry", 0, Sends({{"A", 0}})), Stage("A", 0, Inner({{"B", 0}}, 1)), Stage("B", 0, Inner({{"C", 0}}, 2)),
+                     Stage("C", 0, Inner({{"A", 0}}, 3))},
+                    {"\"A\"[0] -> \"B\"[0] -> \"C\"[0] -> \"A\"[0]", "cycle", "facts §14"});
+}
+
+TEST_F(GraphLinking, SharingTheInputOfAMissingNode) {
+    GeneratedNode tap = Inner({}, 1);
+    tap.shares_input_with = {{"Nowhere", 2}};
+    ExpectLinkError({Stage("A", 0, Sends({})), Stage("Tap", 0, tap)},
+                    {"\"Tap\"[0] shares the input of \"Nowhere\"[2]", "not in the graph"});
+}
+
+TEST_F(GraphLinking, SharingTheInputOfANodeThatShares) {
+    GeneratedNode first = Inner({}, 1);
+    first.shares_input_with = {{"A", 0}};
+    GeneratedNode second = Inner({}, 2);
+    second.shares_input_with = {{"Tap", 0}};
+    ExpectLinkError({Stage("A", 0, Sends({})), Stage("Tap", 0, first), Stage("TapOfTap", 0, second)},
+                    {"\"TapOfTap\"[0] shares the input of \"Tap\"[0], which itself shares an input"});
+}
+
+TEST_F(GraphLinking, SharingAnInputOfAnotherSize) {
+    GeneratedNode tap = Inner({}, 1);
+    tap.input_words = 2;
+    tap.shares_input_with = {{"A", 0}};
+    ExpectLinkError({Stage("A", 0, Sends({})), Stage("Tap", 0, tap)},
+                    {"\"Tap\"[0] shares the input of \"A\"[0] but declares a 8-byte input record where the shared one is 4 bytes"});
+}
+
+TEST_F(GraphLinking, MoreThan256NodesSharingOneInput) {
+    // "Tap"[0..256]: 257 sharers of "A"[0]'s input, one more than facts §12.5 allows.
+    GeneratedNode tap = Inner({}, 1);
+    tap.shares_input_with = {{"A", 0}};
+    std::vector<NodeStage> stages = {Stage("A", 0, Sends({}))};
+    for (uint32_t i = 0; i <= 256; ++i) stages.push_back(Stage("Tap", i, tap));
+    ExpectLinkError(stages, {"more than 256 nodes share the input of \"A\"[0], the last one being \"Tap\"[256]"});
+}
+
+TEST_F(GraphLinking, SameNameWithDifferentInputSizes) {
+    GeneratedNode wide = Inner({}, 1);
+    wide.input_words = 3;
+    ExpectLinkError({Stage("Entry", 0, Sends({{"B", 0}})), Stage("B", 0, Inner({}, 1)), Stage("B", 1, wide)},
+                    {"\"B\"[0] and \"B\"[1] share a name", "4 and 12 bytes", "09135"});
+}
+
+TEST_F(GraphLinking, SameNameWithAndWithoutStaticNumWorkgroups) {
+    GeneratedNode fixed = Inner({}, 1);
+    fixed.static_grid = true;
+    ExpectLinkError({Stage("Entry", 0, Sends({{"B", 0}})), Stage("B", 0, Inner({}, 1)), Stage("B", 1, fixed)},
+                    {"\"B\"[1] and \"B\"[0] share a name but only the first declares StaticNumWorkgroupsAMDX", "09138"});
+}
+
+TEST_F(GraphLinking, SameNameCoalescingAndBroadcast) {
+    GeneratedNode broadcast = Inner({}, 1);
+    broadcast.dynamic_grid = true;
+    ExpectLinkError({Stage("Entry", 0, Sends({{"B", 0}})), Stage("B", 0, Inner({}, 1)), Stage("B", 1, broadcast)},
+                    {"\"B\"[0] and \"B\"[1] share a name but only the first declares CoalescingAMDX", "09137"});
+}
+
+TEST_F(GraphLinking, ChainDeeperThanMaxExecutionGraphDepth) {
+    // N0 -> N1 -> ... -> N32: the last node would run at depth 33 (facts §13: the API's node is depth 1).
+    const std::vector<std::string> names = ChainNames(33);
+    ExpectLinkError(Chain(names), {"\"N32\"[0] can receive records at depth 33", "maxExecutionGraphDepth (32)"});
+}
+
+TEST_F(GraphLinking, RecursionDeeperThanMaxExecutionGraphDepth) {
+    // One API level plus 32 recursive steps is 33 levels.
+    GeneratedNode recursive = Sends({{"R", 0}});
+    recursive.max_recursion = 32;
+    ExpectLinkError({Stage("R", 0, recursive)}, {"\"R\"[0] can receive records at depth 33"});
+}
+
+TEST_F(GraphLinking, ChainOfExactlyMaxExecutionGraphDepthRuns) {
+    // N0 -> ... -> N31 is 32 levels: accepted, and every node runs once at its own level.
+    const std::vector<std::string> names = ChainNames(32);
+    const std::vector<NodeStage> stages = Chain(names);
+    TestBuffer& uav = Uav(64);
+    const uint32_t first_word = 0;
+    VkPipeline graph = RunGraph(stages, uav, {{"N0", 0, 1, &first_word, 4}});
+    std::string expected_levels;
+    for (uint32_t i = 0; i < 32; ++i)
+        expected_levels += (i ? "; level " : "level ") + std::to_string(i) + ": \"N" + std::to_string(i) + "\"[0]";
+    EXPECT_EQ(LevelsOf(graph), expected_levels);
+    ExpectUav(uav, std::vector<uint32_t>(32, 1));
+}
+
+// Reachability: nodes no record can reach are never dispatched, a diamond's join runs one level after both arms, and a
+// node reachable along paths of different lengths is dispatched at each of those levels; the counts read back show each
+// record ran exactly once.
+TEST_F(GraphLinking, LevelsFollowStaticReachability) {
+    // Entry -> A -> Join, Entry -> B -> Join (diamond); Entry -> Late -> Later -> Join and Entry -> Join (Join also at
+    // levels 1 and 3); Orphan (not an API entry, enqueued by nobody) and its target Orphaned never run.
+    const std::vector<NodeStage> stages = {
+        Stage("Entry", 0, Sends({{"A", 0}, {"B", 0}, {"Late", 0}, {"Join", 0}}, 0)),
+        Stage("A", 0, Inner({{"Join", 0}}, 1)),
+        Stage("B", 0, Inner({{"Join", 0}}, 2)),
+        Stage("Late", 0, Inner({{"Later", 0}}, 3)),
+        Stage("Later", 0, Inner({{"Join", 0}}, 4)),
+        Stage("Join", 0, Inner({}, 5)),
+        Stage("Orphan", 0, Inner({{"Orphaned", 0}}, 6)),
+        Stage("Orphaned", 0, Inner({}, 7)),
+    };
+    TestBuffer& uav = Uav(16);
+    const uint32_t first_word = 0;
+    VkPipeline graph = RunGraph(stages, uav, {{"Entry", 0, 1, &first_word, 4}});
+    EXPECT_EQ(LevelsOf(graph),
+              "level 0: \"Entry\"[0]; level 1: \"A\"[0], \"B\"[0], \"Late\"[0], \"Join\"[0]; level 2: \"Later\"[0], \"Join\"[0]; "
+              "level 3: \"Join\"[0]");
+    ExpectUav(uav, {1, 1, 1, 1, 1, 4, 0, 0});
+}
+
+TEST_F(GraphLinking, RecursionLevelsStopAtMaxNodeRecursion) {
+    // R enqueues itself (MaxNodeRecursionAMDX 3) and Leaf, so Leaf can have records one level after each level of R.
+    // (Created, not run: R's self-enqueue is unguarded, so its last level would drop a record.)
+    GeneratedNode recursive = Sends({{"R", 0}, {"Leaf", 0}});
+    recursive.max_recursion = 3;
+    TestBuffer& uav = Uav(16);
+    VkPipelineLayout layout = context_.CreateStorageBufferLayout({&uav});
+    VkPipeline graph = context_.CreateGraph({Stage("R", 0, recursive), Stage("Leaf", 0, Inner({}, 1))}, layout);
+    EXPECT_EQ(LevelsOf(graph),
+              "level 0: \"R\"[0]; level 1: \"R\"[0], \"Leaf\"[0]; level 2: \"R\"[0], \"Leaf\"[0]; level 3: \"R\"[0], \"Leaf\"[0]; "
+              "level 4: \"Leaf\"[0]");
+}
+
+TEST_F(GraphLinking, SharingNodesRunAtTheLevelOfTheSharedInput) {
+    GeneratedNode tap = Inner({}, 2);
+    tap.shares_input_with = {{"Mid", 0}};
+    TestBuffer& uav = Uav(16);
+    const uint32_t first_word = 0;
+    VkPipeline graph = RunGraph({Stage("Entry", 0, Sends({{"Mid", 0}}, 0)), Stage("Mid", 0, Inner({}, 1)), Stage("Tap", 0, tap)},
+                                uav, {{"Entry", 0, 1, &first_word, 4}, {"Entry", 0, 1, &first_word, 4}});
+    EXPECT_EQ(LevelsOf(graph), "level 0: \"Entry\"[0]; level 1: \"Mid\"[0], \"Tap\"[0]");
+    ExpectUav(uav, {2, 2, 2});
+}
+
+}  // namespace
+}  // namespace execgraph::test
