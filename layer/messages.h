@@ -31,6 +31,7 @@ inline constexpr char kOutOfMemory[] = "EXECGRAPH-OUT-OF-MEMORY";
 inline constexpr char kPipelineCreation[] = "EXECGRAPH-PIPELINE-CREATION";
 inline constexpr char kDispatch[] = "EXECGRAPH-DISPATCH";
 inline constexpr char kDroppedWork[] = "EXECGRAPH-DROPPED-WORK";
+inline constexpr char kStatistics[] = "EXECGRAPH-STATISTICS";
 }  // namespace message_id
 
 // An object a message is about, shown by debuggers and validation-style message formatters.

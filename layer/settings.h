@@ -51,9 +51,11 @@ struct LayerSettings {
     bool optimize_lowered_shaders = false;
     // Folder into which original and lowered SPIR-V modules are written; empty disables dumping.
     std::string dump_shaders_path;
-    // Collect and report per-graph dispatch statistics.
+    // One JSON line of statistics per graph dispatch, through debug utils (INFO, EXECGRAPH-STATISTICS).
     bool statistics = false;
-    // Treat a payload-queue overflow as a fatal device error instead of dropping the excess work.
+    // With `statistics`: also append each line to this file; empty: debug utils only.
+    std::string statistics_file;
+    // Abort the process after reporting a graph dispatch that dropped work (for CI).
     bool overflow_fatal = false;
     // Wrap emulated graph dispatches in debug-utils labels and name internal objects.
     bool debug_labels = true;
