@@ -298,7 +298,7 @@ void DispatchReporter::Poll(const MessageSink& messages) {
             finished.push_back(std::move(done));
         }
     }
-    bool dropped_work = false;
+    std::string first_report;
     for (const Finished& done : finished) {
         if (options_.statistics) {
             const std::string line = FormatStatistics(done.description, done.readback);
@@ -316,12 +316,13 @@ void DispatchReporter::Poll(const MessageSink& messages) {
         }
         const std::string report = FormatDroppedWork(done.description, done.readback);
         if (report.empty()) continue;
-        dropped_work = true;
+        if (first_report.empty()) first_report = report;
         messages.Emit(MessageSeverity::kError, message_id::kDroppedWork, report);
     }
-    if (dropped_work && options_.overflow_fatal) {
-        messages.Emit(MessageSeverity::kError, message_id::kDroppedWork,
-                      "overflow_fatal is set: aborting the process because a graph dispatch dropped work");
+    if (!first_report.empty() && options_.overflow_fatal) {
+        // Also on stderr, whatever log_to_stderr says: a CI log must show why the process died.
+        std::fprintf(stderr, "[execgraph] overflow_fatal: aborting after %s: %s\n", message_id::kDroppedWork, first_report.c_str());
+        std::fflush(stderr);
         std::abort();
     }
 }

@@ -82,8 +82,14 @@ class OutputHelpers {
             });
             // Plain variables, not a structured binding: clang < 16 cannot capture bindings in the nested lambdas below.
             const std::pair<std::uint32_t, std::uint32_t> looked_up = LookUp(e, output, p[1]);
-            const std::uint32_t valid = looked_up.first;
             const std::uint32_t target = looked_up.second;
+            // A self-enqueue past MaxNodeRecursionAMDX (OpIsNodePayloadValidAMDX says false there, facts §14) has no level
+            // to run at: dropped and reported as a recursion limit, like an index that names no node.
+            const std::uint32_t past_recursion = e.LogicalAnd(
+                looked_up.first, e.LogicalAnd(e.Equal(target, e.U32(ctx_.options.graph_node_index)),
+                                              e.LogicalNot(e.Less(e.LoadU32Var(ctx_.var_recursion_depth),
+                                                                  e.U32(ctx_.info.max_recursion.value_or(0))))));
+            const std::uint32_t valid = e.LogicalAnd(looked_up.first, e.LogicalNot(past_recursion));
             const std::uint32_t half = e.LoadU32Var(ctx_.var_output_half);
             std::uint32_t heap_old = e.U32(0);
             std::uint32_t heap_ok = valid;
@@ -105,11 +111,12 @@ class OutputHelpers {
             const std::uint32_t delivered = e.SelectU32(heap_ok, e.Min(count, room), e.U32(0));
             const std::uint32_t dropped = e.Sub(count, delivered);
             const std::uint32_t flags = e.Or(
-                e.Or(e.SelectU32(valid, e.U32(0), e.U32(runtime::kStatusInvalidNodeIndex)),
+                e.Or(e.SelectU32(looked_up.first, e.SelectU32(past_recursion, e.U32(runtime::kStatusDepthLimit), e.U32(0)),
+                                 e.U32(runtime::kStatusInvalidNodeIndex)),
                      e.SelectU32(e.LogicalAnd(valid, e.LogicalNot(heap_ok)), e.U32(runtime::kStatusHeapOverflow), e.U32(0))),
                 e.SelectU32(e.LogicalAnd(heap_ok, e.Less(delivered, count)), e.U32(runtime::kStatusRecordListOverflow), e.U32(0)));
             // Records lost for a real node are charged to it; an index that names no node is this node's fault.
-            const std::uint32_t charged = e.SelectU32(valid, target, e.U32(ctx_.options.graph_node_index));
+            const std::uint32_t charged = e.SelectU32(looked_up.first, target, e.U32(ctx_.options.graph_node_index));
             b.If(e.NotEqual(dropped, e.U32(0)), [&]() { ReportDrop(e, charged, flags, dropped); });
             b.If(e.NotEqual(delivered, e.U32(0)), [&]() {
                 const std::uint32_t state =
