@@ -196,7 +196,8 @@ VKAPI_ATTR VkResult VKAPI_CALL CreateDevice(VkPhysicalDevice physicalDevice, con
         instance->dispatch.GetPhysicalDeviceMemoryProperties(physicalDevice, &memory);
         const LayerSettings& settings = state->instance->settings;
         state->reporter = std::make_unique<DispatchReporter>(
-            *pDevice, &state->dispatch, memory, ReportOptions{settings.statistics, settings.statistics_file, settings.overflow_fatal});
+            *pDevice, &state->dispatch, memory,
+            ReportOptions{settings.statistics, settings.statistics_file, settings.overflow_fatal});
     }
     RegisterDeviceState(GetDispatchKey(*pDevice), state);
     if (emulate) {

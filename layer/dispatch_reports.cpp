@@ -30,7 +30,8 @@ constexpr FlagName kFlagNames[] = {
     {runtime::kStatusGridClamped, "grid_clamped",
      "a dynamic grid exceeded MaxNumWorkgroupsAMDX or the advertised limits and was clamped"},
     {runtime::kStatusInvalidNodeIndex, "invalid_node_index", "an allocation or entry named no node of the graph"},
-    {runtime::kStatusUninitialized, "uninitialized", "scratch was not initialized for this graph (vkCmdInitializeGraphScratchMemoryAMDX)"},
+    {runtime::kStatusUninitialized, "uninitialized",
+     "scratch was not initialized for this graph (vkCmdInitializeGraphScratchMemoryAMDX)"},
     {runtime::kStatusPayloadCountClamped, "payload_count_clamped",
      "an allocation asked for more records than its output's NodeMaxPayloadsAMDX (at most 256) and was clamped"},
 };
@@ -98,7 +99,8 @@ std::string FormatDroppedWork(const DispatchDescription& description, const Disp
     const GraphHeader& header = readback.header;
     if (header.status_flags == 0 && header.dropped_records == 0) return {};
     std::string text = description.command + " with execution graph " + description.pipeline + ": " +
-                       std::to_string(header.dropped_records) + " records were dropped (" + DescribeStatus(header.status_flags) + ").";
+                       std::to_string(header.dropped_records) + " records were dropped (" + DescribeStatus(header.status_flags) +
+                       ").";
     uint64_t attributed = 0;
     for (uint32_t node = 0; node < readback.nodes.size(); ++node) {
         const NodeStats& stats = readback.nodes[node];
@@ -111,9 +113,10 @@ std::string FormatDroppedWork(const DispatchDescription& description, const Disp
     if (!readback.nodes.empty() && attributed < header.dropped_records) {
         text += " Entries that named no node of the graph: " + std::to_string(header.dropped_records - attributed) + " records.";
     }
-    text += " Levels run: " + std::to_string(header.levels_run) + "; record high-water mark " + std::to_string(header.record_high_water) +
-            " of " + std::to_string(header.record_capacity) + " records, payload heap high-water mark " +
-            std::to_string(header.heap_high_water) + " of " + std::to_string(header.heap_capacity) +
+    text += " Levels run: " + std::to_string(header.levels_run) + "; record high-water mark " +
+            std::to_string(header.record_high_water) + " of " + std::to_string(header.record_capacity) +
+            " records, payload heap high-water mark " + std::to_string(header.heap_high_water) + " of " +
+            std::to_string(header.heap_capacity) +
             " bytes per scratch half. A larger scratchSize (up to maxSize) holds more records per level.";
     return text;
 }
@@ -128,14 +131,17 @@ std::string FormatStatistics(const DispatchDescription& description, const Dispa
     uint64_t node_dispatches = 0;
     for (const NodeStats& stats : readback.nodes) node_dispatches += stats.dispatches;
     AppendField(&line, "node_dispatches", node_dispatches);
-    AppendNodeMap(&line, "records", description, readback, [](const NodeStats& s) { return uint64_t{s.records}; }, false);
-    AppendNodeMap(&line, "workgroups", description, readback, [](const NodeStats& s) { return uint64_t{s.workgroups}; }, false);
+    AppendNodeMap(
+        &line, "records", description, readback, [](const NodeStats& s) { return uint64_t{s.records}; }, false);
+    AppendNodeMap(
+        &line, "workgroups", description, readback, [](const NodeStats& s) { return uint64_t{s.workgroups}; }, false);
     AppendField(&line, "record_high_water", header.record_high_water);
     AppendField(&line, "record_capacity", header.record_capacity);
     AppendField(&line, "heap_high_water", header.heap_high_water);
     AppendField(&line, "heap_capacity", header.heap_capacity);
     AppendField(&line, "dropped", header.dropped_records);
-    AppendNodeMap(&line, "dropped_by_node", description, readback, [](const NodeStats& s) { return uint64_t{s.dropped_records}; }, true);
+    AppendNodeMap(
+        &line, "dropped_by_node", description, readback, [](const NodeStats& s) { return uint64_t{s.dropped_records}; }, true);
     line += ",\"overflow\":[";
     bool first = true;
     for (const FlagName& name : kFlagNames) {
@@ -148,8 +154,8 @@ std::string FormatStatistics(const DispatchDescription& description, const Dispa
     return line;
 }
 
-DispatchReporter::DispatchReporter(VkDevice device, const DeviceDispatchTable* dispatch, const VkPhysicalDeviceMemoryProperties& memory,
-                                   ReportOptions options)
+DispatchReporter::DispatchReporter(VkDevice device, const DeviceDispatchTable* dispatch,
+                                   const VkPhysicalDeviceMemoryProperties& memory, ReportOptions options)
     : device_(device), dispatch_(dispatch), memory_properties_(memory), options_(std::move(options)) {}
 
 DispatchReporter::~DispatchReporter() { Destroy(); }
@@ -191,7 +197,8 @@ bool DispatchReporter::EnsureBuffer() {
         constexpr VkMemoryPropertyFlags kWanted = VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT | VK_MEMORY_PROPERTY_HOST_COHERENT_BIT;
         uint32_t type = UINT32_MAX;
         for (uint32_t i = 0; i < memory_properties_.memoryTypeCount && type == UINT32_MAX; ++i) {
-            if ((requirements.memoryTypeBits & (1u << i)) && (memory_properties_.memoryTypes[i].propertyFlags & kWanted) == kWanted) type = i;
+            if ((requirements.memoryTypeBits & (1u << i)) && (memory_properties_.memoryTypes[i].propertyFlags & kWanted) == kWanted)
+                type = i;
         }
         VkMemoryAllocateInfo allocate{VK_STRUCTURE_TYPE_MEMORY_ALLOCATE_INFO};
         allocate.allocationSize = requirements.size;
@@ -257,8 +264,9 @@ void DispatchReporter::RecordReadback(VkCommandBuffer command_buffer, VkBuffer s
     // The serial is cleared first, so a host that polls during the copy never pairs a new serial with old data.
     dispatch_->CmdFillBuffer(command_buffer, ring_buffer, slot, sizeof(uint32_t), 0);
     dispatch_->CmdPipelineBarrier2(command_buffer, &dependency);
-    VkBufferCopy copies[2] = {{scratch_offset, slot + kSlotHeaderOffset, sizeof(GraphHeader)},
-                              {scratch_offset + node_stats_offset, slot + kSlotStatsOffset, VkDeviceSize(node_count) * sizeof(NodeStats)}};
+    VkBufferCopy copies[2] = {
+        {scratch_offset, slot + kSlotHeaderOffset, sizeof(GraphHeader)},
+        {scratch_offset + node_stats_offset, slot + kSlotStatsOffset, VkDeviceSize(node_count) * sizeof(NodeStats)}};
     dispatch_->CmdCopyBuffer(command_buffer, scratch_buffer, ring_buffer, node_count != 0 ? 2 : 1, copies);
     VkMemoryBarrier2 to_serial{VK_STRUCTURE_TYPE_MEMORY_BARRIER_2};
     to_serial.srcStageMask = VK_PIPELINE_STAGE_2_TRANSFER_BIT;
@@ -292,7 +300,8 @@ void DispatchReporter::Poll(const MessageSink& messages) {
             Finished done{pending.description, {}};
             std::memcpy(&done.readback.header, const_cast<const uint8_t*>(slot + kSlotHeaderOffset), sizeof(GraphHeader));
             done.readback.nodes.resize(pending.node_count);
-            std::memcpy(done.readback.nodes.data(), const_cast<const uint8_t*>(slot + kSlotStatsOffset), pending.node_count * sizeof(NodeStats));
+            std::memcpy(done.readback.nodes.data(), const_cast<const uint8_t*>(slot + kSlotStatsOffset),
+                        pending.node_count * sizeof(NodeStats));
             // Consumed: a later submission of the same command buffer writes the serial again and is reported again.
             *reinterpret_cast<volatile uint32_t*>(slot) = 0;
             finished.push_back(std::move(done));

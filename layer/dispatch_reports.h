@@ -30,8 +30,8 @@ class MessageSink;
 
 // What a dispatch report says about where the dispatch came from.
 struct DispatchDescription {
-    std::string command;   // e.g. "vkCmdDispatchGraphAMDX"
-    std::string pipeline;  // the graph's debug name, or its handle in hex when it has none
+    std::string command;                                          // e.g. "vkCmdDispatchGraphAMDX"
+    std::string pipeline;                                         // the graph's debug name, or its handle in hex when it has none
     std::shared_ptr<const std::vector<std::string>> node_labels;  // "name[index]" per graph node
 };
 
@@ -62,8 +62,8 @@ class DispatchReporter {
 
     // Records the copy of the dispatch's GraphHeader (at `scratch_offset` in `scratch_buffer`) and its `node_count`
     // NodeStats (at `scratch_offset + node_stats_offset`) after the dispatch's commands.
-    void RecordReadback(VkCommandBuffer command_buffer, VkBuffer scratch_buffer, VkDeviceSize scratch_offset, uint32_t node_stats_offset,
-                        uint32_t node_count, DispatchDescription description);
+    void RecordReadback(VkCommandBuffer command_buffer, VkBuffer scratch_buffer, VkDeviceSize scratch_offset,
+                        uint32_t node_stats_offset, uint32_t node_count, DispatchDescription description);
 
     // Reports every finished dispatch, once per submission that ran it.
     void Poll(const MessageSink& messages);

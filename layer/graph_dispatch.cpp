@@ -215,8 +215,9 @@ void RecordGraphDispatch(DeviceState& device, VkCommandBuffer command_buffer, Vk
         char handle[32];
         std::snprintf(handle, sizeof(handle), "0x%llx", static_cast<unsigned long long>(reinterpret_cast<uintptr_t>(&graph)));
         const std::optional<ScratchLayout> layout = graph.scratch_plan.LayoutFor(scratch_size);
-        device.reporter->RecordReadback(command_buffer, range->buffer, range->offset, layout->node_stats_offset, graph.scratch_plan.node_count(),
-                                        {command, graph.debug_name.empty() ? std::string(handle) : graph.debug_name, graph.node_labels});
+        device.reporter->RecordReadback(
+            command_buffer, range->buffer, range->offset, layout->node_stats_offset, graph.scratch_plan.node_count(),
+            {command, graph.debug_name.empty() ? std::string(handle) : graph.debug_name, graph.node_labels});
     }
     if (label) device.dispatch.CmdEndDebugUtilsLabelEXT(command_buffer);
     if (recorded.result != VK_SUCCESS) ReportDispatchError(device, command_buffer, std::string(command) + ": " + recorded.error);

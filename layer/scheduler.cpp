@@ -312,7 +312,8 @@ RecordResult SchedulerRecorder::RecordDispatch(VkCommandBuffer cmd, const Scratc
                 stats[node].drop_flags = runtime::kStatusHeapOverflow;
                 stats[node].first_drop_level_complement = ~0u;  // level 0
             }
-            UpdateBuffer(cmd, scratch.buffer, scratch.offset + layout->node_stats_offset, stats.data(), stats.size() * sizeof(stats[0]));
+            UpdateBuffer(cmd, scratch.buffer, scratch.offset + layout->node_stats_offset, stats.data(),
+                         stats.size() * sizeof(stats[0]));
         }
     }
     for (uint32_t half = 0; half < 2; ++half) {

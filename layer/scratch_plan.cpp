@@ -10,9 +10,9 @@ namespace {
 using runtime::DirectoryEntry;
 using runtime::GraphHeader;
 using runtime::HalfHeader;
+using runtime::NodeState;
 using runtime::NodeStaticInfo;
 using runtime::NodeStats;
-using runtime::NodeState;
 using runtime::RecordEntry;
 
 constexpr uint64_t AlignUp(uint64_t value, uint64_t alignment) { return (value + alignment - 1) / alignment * alignment; }

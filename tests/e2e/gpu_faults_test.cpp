@@ -9,8 +9,8 @@
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
-#include <functional>
 #include <fstream>
+#include <functional>
 #include <map>
 #include <string>
 #include <vector>
@@ -49,7 +49,8 @@ class GpuFaults : public GraphTest {
         VkPipeline graph = context_.CreateGraph(FaultGraphStages(), layout_);
         EXPECT_NE(graph, VK_NULL_HANDLE) << context_.log().Problems();
         if (graph == VK_NULL_HANDLE) return graph;
-        auto set_name = reinterpret_cast<PFN_vkSetDebugUtilsObjectNameEXT>(vkGetDeviceProcAddr(context_.device(), "vkSetDebugUtilsObjectNameEXT"));
+        auto set_name = reinterpret_cast<PFN_vkSetDebugUtilsObjectNameEXT>(
+            vkGetDeviceProcAddr(context_.device(), "vkSetDebugUtilsObjectNameEXT"));
         VkDebugUtilsObjectNameInfoEXT name_info{VK_STRUCTURE_TYPE_DEBUG_UTILS_OBJECT_NAME_INFO_EXT};
         name_info.objectType = VK_OBJECT_TYPE_PIPELINE;
         name_info.objectHandle = reinterpret_cast<uint64_t>(graph);
@@ -78,7 +79,8 @@ TEST_F(GpuFaults, InvalidNodeIndexIsReportedAgainstTheAllocatingNode) {
     const std::vector<std::string> reports = DroppedWork();
     ASSERT_EQ(reports.size(), 1u) << context_.log().Problems();
     EXPECT_CONTAINS(reports[0], "vkCmdDispatchGraphAMDX with execution graph faults: 3 records were dropped");
-    EXPECT_CONTAINS(reports[0], "Node Emitter[0]: 3 records dropped from level 0 (an allocation or entry named no node of the graph)");
+    EXPECT_CONTAINS(reports[0],
+                    "Node Emitter[0]: 3 records dropped from level 0 (an allocation or entry named no node of the graph)");
     context_.log().Clear();
 }
 
@@ -91,8 +93,9 @@ TEST_F(GpuFaults, PayloadCountAboveNodeMaxPayloadsIsClampedAndReported) {
     const std::vector<std::string> reports = DroppedWork();
     ASSERT_EQ(reports.size(), 1u) << context_.log().Problems();
     EXPECT_CONTAINS(reports[0], "faults: 2 records were dropped");
-    EXPECT_CONTAINS(reports[0], "Node Emitter[0]: 2 records dropped from level 0 (an allocation asked for more records than its output's "
-                                "NodeMaxPayloadsAMDX");
+    EXPECT_CONTAINS(reports[0],
+                    "Node Emitter[0]: 2 records dropped from level 0 (an allocation asked for more records than its output's "
+                    "NodeMaxPayloadsAMDX");
     context_.log().Clear();
 }
 
@@ -110,7 +113,8 @@ TEST_F(GpuFaults, HeapOverflowIsReportedAgainstTheTargetNodeWithTheExactCount) {
     ASSERT_EQ(reports.size(), 1u) << context_.log().Problems();
     const std::string dropped = std::to_string(4 * (kEntries - fitting));
     EXPECT_CONTAINS(reports[0], "faults: " + dropped + " records were dropped");
-    EXPECT_CONTAINS(reports[0], "Node Sink[0]: " + dropped + " records dropped from level 0 (the payload heap of a scratch half was full)");
+    EXPECT_CONTAINS(reports[0],
+                    "Node Sink[0]: " + dropped + " records dropped from level 0 (the payload heap of a scratch half was full)");
     EXPECT_CONTAINS(reports[0], "of " + std::to_string(heap_capacity) + " bytes per scratch half");
     context_.log().Clear();
 }
@@ -144,6 +148,42 @@ TEST_F(GpuFaults, GridAboveMaxNumWorkgroupsIsClampedAndReported) {
     context_.log().Clear();
 }
 
+// Device-side entries (vkCmdDispatchGraphIndirectCountAMDX) are only read on the GPU: one naming no node is charged to
+// no node, and the valid one still runs.
+TEST_F(GpuFaults, DeviceEntryNamingNoNodeIsReportedAsAnEntry) {
+    TestBuffer& uav = Uav(8);
+    VkPipelineLayout layout = context_.CreateStorageBufferLayout({&uav});
+    VkPipeline graph = context_.CreateGraph(FaultGraphStages(), layout);
+    ASSERT_NE(graph, VK_NULL_HANDLE) << context_.log().Problems();
+    TestBuffer& scratch = PrepareScratch(graph);
+    TestBuffer& device_data =
+        Own(context_.CreateBuffer(4096, VK_BUFFER_USAGE_INDIRECT_BUFFER_BIT | VK_BUFFER_USAGE_STORAGE_BUFFER_BIT));
+    auto* bytes = device_data.As<uint8_t>();
+    const EmitRecord records[2] = {{1, 2, 7}, {0, 1, 1}};
+    std::memcpy(bytes + 1024, records, sizeof(records));
+    VkDispatchGraphInfoAMDX infos[2] = {{context_.NodeIndex(graph, "Emitter", 0), 1, {}, sizeof(EmitRecord)},
+                                        {42, 5, {}, sizeof(EmitRecord)}};
+    infos[0].payloads.deviceAddress = device_data.address + 1024;
+    infos[1].payloads.deviceAddress = device_data.address + 1024 + sizeof(EmitRecord);
+    std::memcpy(bytes + 256, infos, sizeof(infos));
+    VkDispatchGraphCountInfoAMDX count_info{2, {}, sizeof(VkDispatchGraphInfoAMDX)};
+    count_info.infos.deviceAddress = device_data.address + 256;
+    std::memcpy(bytes, &count_info, sizeof(count_info));
+    VkDescriptorSet set = context_.descriptor_set();
+    context_.Submit([&](VkCommandBuffer cmd) {
+        BindGraph(cmd, graph, layout, set);
+        context_.vkCmdDispatchGraphIndirectCountAMDX(cmd, scratch.address, scratch.size, device_data.address);
+    });
+    ExpectUav(uav, {0, 0, 7 + 8, 2});
+    const std::vector<std::string> reports = DroppedWork();
+    ASSERT_EQ(reports.size(), 1u) << context_.log().Problems();
+    EXPECT_CONTAINS(reports[0], "vkCmdDispatchGraphIndirectCountAMDX with execution graph 0x");
+    EXPECT_CONTAINS(reports[0], ": 5 records were dropped (an allocation or entry named no node of the graph)");
+    EXPECT_CONTAINS(reports[0], "Entries that named no node of the graph: 5 records.");
+    EXPECT_EQ(reports[0].find("Node "), std::string::npos) << reports[0];
+    context_.log().Clear();
+}
+
 // Scratch in the middle of a larger buffer: an overflowing dispatch (heap overflow, unknown nodes, clamped counts whose
 // writes go past the clamp) leaves every byte before and after [scratch, scratch + scratchSize) untouched.
 TEST_F(GpuFaults, NothingOutsideScratchIsWritten) {
@@ -160,7 +200,9 @@ TEST_F(GpuFaults, NothingOutsideScratchIsWritten) {
     const VkDeviceAddress scratch = buffer.address + kGuard;
     ASSERT_EQ(scratch % 64, 0u);
     std::vector<EmitRecord> records;
-    for (uint32_t i = 0; i < 300; ++i) records.push_back({i % 3, 4 + i % 5, i});  // Sink[0], Sink[1], no node; 4..8 records
+    // Sink[0], Sink[1] or no node; 60..68 records against a limit of 4, so unclamped writes would run 64 KiB past the
+    // allocation that ends up last in the heap of half 1, which ends where scratch ends.
+    for (uint32_t i = 0; i < 300; ++i) records.push_back({i % 3, 60 + i % 9, i});
     const uint32_t entry = context_.NodeIndex(graph, "Emitter", 0);
     VkDescriptorSet set = context_.descriptor_set();
     context_.Submit([&](VkCommandBuffer cmd) {
@@ -350,7 +392,7 @@ void RunDispatchThatDropsWorkWithOverflowFatal() {
 TEST(OverflowFatalDeathTest, AbortsAfterReportingDroppedWork) {
     GTEST_FLAG_SET(death_test_style, "threadsafe");  // the child starts from scratch instead of forking lavapipe's threads
     EXPECT_DEATH(RunDispatchThatDropsWorkWithOverflowFatal(),
-        "overflow_fatal: aborting after EXECGRAPH-DROPPED-WORK: .*1 records were dropped.*Node Emitter\\[0\\]");
+                 "overflow_fatal: aborting after EXECGRAPH-DROPPED-WORK: .*1 records were dropped.*Node Emitter\\[0\\]");
 }
 
 }  // namespace

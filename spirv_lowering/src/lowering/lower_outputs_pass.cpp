@@ -56,7 +56,8 @@ class OutputHelpers {
     void ReportDrop(Emitter& e, std::uint32_t node, std::uint32_t flags, std::uint32_t count) {
         e.AtomicScratch(Op::OpAtomicIAdd, e.U32(offsets::kHeaderDroppedRecords), count);
         e.AtomicScratch(Op::OpAtomicOr, e.U32(offsets::kHeaderStatusFlags), flags);
-        const std::uint32_t stats = e.Add(e.LoadScratchU32(e.U32(offsets::kHeaderNodeStatsOffset)), e.Mul(node, e.U32(offsets::kNodeStatsSize)));
+        const std::uint32_t stats =
+            e.Add(e.LoadScratchU32(e.U32(offsets::kHeaderNodeStatsOffset)), e.Mul(node, e.U32(offsets::kNodeStatsSize)));
         e.AtomicScratch(Op::OpAtomicIAdd, e.Add(stats, e.U32(offsets::kNodeStatsDroppedRecords)), count);
         e.AtomicScratch(Op::OpAtomicOr, e.Add(stats, e.U32(offsets::kNodeStatsDropFlags)), flags);
         const std::uint32_t level = e.LoadScratchU32(e.U32(offsets::kHeaderLevel));
@@ -85,10 +86,10 @@ class OutputHelpers {
             const std::uint32_t target = looked_up.second;
             // A self-enqueue past MaxNodeRecursionAMDX (OpIsNodePayloadValidAMDX says false there, facts §14) has no level
             // to run at: dropped and reported as a recursion limit, like an index that names no node.
-            const std::uint32_t past_recursion = e.LogicalAnd(
-                looked_up.first, e.LogicalAnd(e.Equal(target, e.U32(ctx_.options.graph_node_index)),
-                                              e.LogicalNot(e.Less(e.LoadU32Var(ctx_.var_recursion_depth),
-                                                                  e.U32(ctx_.info.max_recursion.value_or(0))))));
+            const std::uint32_t past_recursion =
+                e.LogicalAnd(looked_up.first, e.LogicalAnd(e.Equal(target, e.U32(ctx_.options.graph_node_index)),
+                                                           e.LogicalNot(e.Less(e.LoadU32Var(ctx_.var_recursion_depth),
+                                                                               e.U32(ctx_.info.max_recursion.value_or(0))))));
             const std::uint32_t valid = e.LogicalAnd(looked_up.first, e.LogicalNot(past_recursion));
             const std::uint32_t half = e.LoadU32Var(ctx_.var_output_half);
             std::uint32_t heap_old = e.U32(0);

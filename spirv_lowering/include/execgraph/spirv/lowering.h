@@ -49,8 +49,10 @@ struct LoweredNode {
 // Lowered allocations clamp their count to it (reporting the excess) and record indices to it, and the layer sizes the
 // trash region for it, so no node write leaves scratch (docs/reliability.md).
 inline std::uint32_t OutputRecordLimit(const NodeOutputInfo& output) {
-    return output.max_payloads == 0 ? 1u : (output.max_payloads < runtime::kMaxPayloadsPerAllocation ? output.max_payloads
-                                                                                                    : runtime::kMaxPayloadsPerAllocation);
+    return output.max_payloads == 0
+               ? 1u
+               : (output.max_payloads < runtime::kMaxPayloadsPerAllocation ? output.max_payloads
+                                                                           : runtime::kMaxPayloadsPerAllocation);
 }
 
 // Lowers `info.entry_point_name` of `module` (which AnalyzeNode described as `info`). Never returns invalid SPIR-V:
