@@ -194,7 +194,10 @@ VKAPI_ATTR VkResult VKAPI_CALL CreateDevice(VkPhysicalDevice physicalDevice, con
         state->meta_pipelines = std::make_unique<MetaPipelines>(*pDevice, &state->dispatch);
         VkPhysicalDeviceMemoryProperties memory;
         instance->dispatch.GetPhysicalDeviceMemoryProperties(physicalDevice, &memory);
-        state->reporter = std::make_unique<DispatchReporter>(*pDevice, &state->dispatch, memory);
+        const LayerSettings& settings = state->instance->settings;
+        state->reporter = std::make_unique<DispatchReporter>(
+            *pDevice, &state->dispatch, memory,
+            ReportOptions{settings.statistics, settings.statistics_file, settings.overflow_fatal});
     }
     RegisterDeviceState(GetDispatchKey(*pDevice), state);
     if (emulate) {

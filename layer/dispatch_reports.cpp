@@ -1,87 +1,258 @@
 #include "dispatch_reports.h"
 
+#include <cstdio>
+#include <cstdlib>
 #include <cstring>
 
-#include "execgraph/runtime/scratch_layout.h"
 #include "messages.h"
 
 namespace execgraph {
 namespace {
 
+using runtime::GraphHeader;
+using runtime::NodeStats;
+
+// A ring slot: the serial (written last), then the GraphHeader, then NodeStats[node_count].
+constexpr VkDeviceSize kSlotHeaderSize = 16;
+constexpr VkDeviceSize kSlotHeaderOffset = kSlotHeaderSize;
+constexpr VkDeviceSize kSlotStatsOffset = kSlotHeaderOffset + sizeof(GraphHeader);
+
+struct FlagName {
+    uint32_t bit;
+    const char* json;  // the `overflow` array of the statistics line
+    const char* text;  // the dropped-work message
+};
+constexpr FlagName kFlagNames[] = {
+    {runtime::kStatusHeapOverflow, "heap", "the payload heap of a scratch half was full"},
+    {runtime::kStatusRecordListOverflow, "record_list", "the record list of a scratch half was full"},
+    {runtime::kStatusDepthLimit, "depth_limit",
+     "the recursion limit (MaxNodeRecursionAMDX) or the depth limit (maxExecutionGraphDepth) was reached"},
+    {runtime::kStatusGridClamped, "grid_clamped",
+     "a dynamic grid exceeded MaxNumWorkgroupsAMDX or the advertised limits and was clamped"},
+    {runtime::kStatusInvalidNodeIndex, "invalid_node_index", "an allocation or entry named no node of the graph"},
+    {runtime::kStatusUninitialized, "uninitialized",
+     "scratch was not initialized for this graph (vkCmdInitializeGraphScratchMemoryAMDX)"},
+    {runtime::kStatusPayloadCountClamped, "payload_count_clamped",
+     "an allocation asked for more records than its output's NodeMaxPayloadsAMDX (at most 256) and was clamped"},
+};
+
 std::string DescribeStatus(uint32_t flags) {
-    static const std::pair<uint32_t, const char*> kNames[] = {
-        {runtime::kStatusHeapOverflow, "the payload heap of a scratch half was full"},
-        {runtime::kStatusRecordListOverflow, "the record list of a scratch half was full"},
-        {runtime::kStatusDepthLimit, "records were left when the last level ran"},
-        {runtime::kStatusGridClamped, "a dynamic grid exceeded MaxNumWorkgroupsAMDX or the advertised limits and was clamped"},
-        {runtime::kStatusInvalidNodeIndex, "an allocation or entry named no node of the graph"},
-        {runtime::kStatusUninitialized, "scratch was not initialized for this graph (vkCmdInitializeGraphScratchMemoryAMDX)"},
-    };
     std::string text;
-    for (const auto& [bit, name] : kNames) {
-        if (!(flags & bit)) continue;
+    for (const FlagName& name : kFlagNames) {
+        if (!(flags & name.bit)) continue;
         if (!text.empty()) text += "; ";
-        text += name;
+        text += name.text;
     }
     return text;
 }
 
+std::string NodeLabel(const DispatchDescription& description, uint32_t node) {
+    if (description.node_labels && node < description.node_labels->size()) return (*description.node_labels)[node];
+    return "#" + std::to_string(node);
+}
+
+void AppendJsonString(std::string* out, std::string_view text) {
+    *out += '"';
+    for (const char c : text) {
+        if (c == '"' || c == '\\') {
+            *out += '\\';
+            *out += c;
+        } else if (static_cast<unsigned char>(c) < 0x20) {
+            char escaped[8];
+            std::snprintf(escaped, sizeof(escaped), "\\u%04x", static_cast<unsigned>(c));
+            *out += escaped;
+        } else {
+            *out += c;
+        }
+    }
+    *out += '"';
+}
+
+void AppendField(std::string* out, const char* key, uint64_t value) {
+    *out += ",\"";
+    *out += key;
+    *out += "\":" + std::to_string(value);
+}
+
+// {"label":value,...} over the nodes, skipping zero values when `skip_zero`.
+template <typename Value>
+void AppendNodeMap(std::string* out, const char* key, const DispatchDescription& description, const DispatchReadback& readback,
+                   Value value, bool skip_zero) {
+    *out += ",\"";
+    *out += key;
+    *out += "\":{";
+    bool first = true;
+    for (uint32_t node = 0; node < readback.nodes.size(); ++node) {
+        const uint64_t v = value(readback.nodes[node]);
+        if (skip_zero && v == 0) continue;
+        if (!first) *out += ',';
+        first = false;
+        AppendJsonString(out, NodeLabel(description, node));
+        *out += ':' + std::to_string(v);
+    }
+    *out += '}';
+}
+
 }  // namespace
 
+std::string FormatDroppedWork(const DispatchDescription& description, const DispatchReadback& readback) {
+    const GraphHeader& header = readback.header;
+    if (header.status_flags == 0 && header.dropped_records == 0) return {};
+    std::string text = description.command + " with execution graph " + description.pipeline + ": " +
+                       std::to_string(header.dropped_records) + " records were dropped (" + DescribeStatus(header.status_flags) +
+                       ").";
+    uint64_t attributed = 0;
+    for (uint32_t node = 0; node < readback.nodes.size(); ++node) {
+        const NodeStats& stats = readback.nodes[node];
+        if (stats.dropped_records == 0 && stats.drop_flags == 0) continue;
+        attributed += stats.dropped_records;
+        text += " Node " + NodeLabel(description, node) + ": " + std::to_string(stats.dropped_records) + " records dropped";
+        if (stats.first_drop_level_complement != 0) text += " from level " + std::to_string(~stats.first_drop_level_complement);
+        text += " (" + DescribeStatus(stats.drop_flags) + ").";
+    }
+    if (!readback.nodes.empty() && attributed < header.dropped_records) {
+        text += " Entries that named no node of the graph: " + std::to_string(header.dropped_records - attributed) + " records.";
+    }
+    text += " Levels run: " + std::to_string(header.levels_run) + "; record high-water mark " +
+            std::to_string(header.record_high_water) + " of " + std::to_string(header.record_capacity) +
+            " records, payload heap high-water mark " + std::to_string(header.heap_high_water) + " of " +
+            std::to_string(header.heap_capacity) +
+            " bytes per scratch half. A larger scratchSize (up to maxSize) holds more records per level.";
+    return text;
+}
+
+std::string FormatStatistics(const DispatchDescription& description, const DispatchReadback& readback) {
+    const GraphHeader& header = readback.header;
+    std::string line = "{\"command\":";
+    AppendJsonString(&line, description.command);
+    line += ",\"pipeline\":";
+    AppendJsonString(&line, description.pipeline);
+    AppendField(&line, "levels", header.levels_run);
+    uint64_t node_dispatches = 0;
+    for (const NodeStats& stats : readback.nodes) node_dispatches += stats.dispatches;
+    AppendField(&line, "node_dispatches", node_dispatches);
+    AppendNodeMap(
+        &line, "records", description, readback, [](const NodeStats& s) { return uint64_t{s.records}; }, false);
+    AppendNodeMap(
+        &line, "workgroups", description, readback, [](const NodeStats& s) { return uint64_t{s.workgroups}; }, false);
+    AppendField(&line, "record_high_water", header.record_high_water);
+    AppendField(&line, "record_capacity", header.record_capacity);
+    AppendField(&line, "heap_high_water", header.heap_high_water);
+    AppendField(&line, "heap_capacity", header.heap_capacity);
+    AppendField(&line, "dropped", header.dropped_records);
+    AppendNodeMap(
+        &line, "dropped_by_node", description, readback, [](const NodeStats& s) { return uint64_t{s.dropped_records}; }, true);
+    line += ",\"overflow\":[";
+    bool first = true;
+    for (const FlagName& name : kFlagNames) {
+        if (!(header.status_flags & name.bit)) continue;
+        if (!first) line += ',';
+        first = false;
+        AppendJsonString(&line, name.json);
+    }
+    line += "]}";
+    return line;
+}
+
 DispatchReporter::DispatchReporter(VkDevice device, const DeviceDispatchTable* dispatch,
-                                   const VkPhysicalDeviceMemoryProperties& memory)
-    : device_(device), dispatch_(dispatch), memory_properties_(memory) {}
+                                   const VkPhysicalDeviceMemoryProperties& memory, ReportOptions options)
+    : device_(device), dispatch_(dispatch), memory_properties_(memory), options_(std::move(options)) {}
 
 DispatchReporter::~DispatchReporter() { Destroy(); }
 
 void DispatchReporter::Destroy() {
-    std::lock_guard lock(mutex_);
-    if (buffer_ != VK_NULL_HANDLE) dispatch_->DestroyBuffer(device_, buffer_, nullptr);
-    if (memory_ != VK_NULL_HANDLE) dispatch_->FreeMemory(device_, memory_, nullptr);
-    buffer_ = VK_NULL_HANDLE;
-    memory_ = VK_NULL_HANDLE;
-    slots_ = nullptr;
+    VkBuffer buffer;
+    VkDeviceMemory memory;
+    {
+        std::lock_guard lock(mutex_);
+        buffer = buffer_;
+        memory = memory_;
+        buffer_ = VK_NULL_HANDLE;
+        memory_ = VK_NULL_HANDLE;
+        ring_ = nullptr;
+        pending_.clear();
+    }
+    if (buffer != VK_NULL_HANDLE) dispatch_->DestroyBuffer(device_, buffer, nullptr);
+    if (memory != VK_NULL_HANDLE) dispatch_->FreeMemory(device_, memory, nullptr);
 }
 
-// 32 KiB, created on the first graph dispatch: the only memory the layer allocates itself.
+// kRingSize of host-visible memory, created on the first graph dispatch: the only memory the layer allocates itself.
+// Created without the lock; when two threads race, the loser destroys its copy.
 bool DispatchReporter::EnsureBuffer() {
-    if (slots_ != nullptr) return true;
-    VkBufferCreateInfo create_info{VK_STRUCTURE_TYPE_BUFFER_CREATE_INFO};
-    create_info.size = sizeof(Slot) * kSlotCount;
-    create_info.usage = VK_BUFFER_USAGE_TRANSFER_DST_BIT;
-    if (dispatch_->CreateBuffer(device_, &create_info, nullptr, &buffer_) != VK_SUCCESS) return false;
-    VkMemoryRequirements requirements;
-    dispatch_->GetBufferMemoryRequirements(device_, buffer_, &requirements);
-    constexpr VkMemoryPropertyFlags kWanted = VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT | VK_MEMORY_PROPERTY_HOST_COHERENT_BIT;
-    uint32_t type = UINT32_MAX;
-    for (uint32_t i = 0; i < memory_properties_.memoryTypeCount && type == UINT32_MAX; ++i) {
-        if ((requirements.memoryTypeBits & (1u << i)) && (memory_properties_.memoryTypes[i].propertyFlags & kWanted) == kWanted) type = i;
+    {
+        std::lock_guard lock(mutex_);
+        if (ring_ != nullptr) return true;
+        if (creation_failed_) return false;
     }
-    VkMemoryAllocateInfo allocate{VK_STRUCTURE_TYPE_MEMORY_ALLOCATE_INFO};
-    allocate.allocationSize = requirements.size;
-    allocate.memoryTypeIndex = type;
+    VkBuffer buffer = VK_NULL_HANDLE;
+    VkDeviceMemory memory = VK_NULL_HANDLE;
     void* mapped = nullptr;
-    if (type == UINT32_MAX || dispatch_->AllocateMemory(device_, &allocate, nullptr, &memory_) != VK_SUCCESS ||
-        dispatch_->BindBufferMemory(device_, buffer_, memory_, 0) != VK_SUCCESS ||
-        dispatch_->MapMemory(device_, memory_, 0, VK_WHOLE_SIZE, 0, &mapped) != VK_SUCCESS) {
-        return false;
+    VkBufferCreateInfo create_info{VK_STRUCTURE_TYPE_BUFFER_CREATE_INFO};
+    create_info.size = kRingSize;
+    create_info.usage = VK_BUFFER_USAGE_TRANSFER_DST_BIT;
+    bool ok = dispatch_->CreateBuffer(device_, &create_info, nullptr, &buffer) == VK_SUCCESS;
+    if (ok) {
+        VkMemoryRequirements requirements;
+        dispatch_->GetBufferMemoryRequirements(device_, buffer, &requirements);
+        constexpr VkMemoryPropertyFlags kWanted = VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT | VK_MEMORY_PROPERTY_HOST_COHERENT_BIT;
+        uint32_t type = UINT32_MAX;
+        for (uint32_t i = 0; i < memory_properties_.memoryTypeCount && type == UINT32_MAX; ++i) {
+            if ((requirements.memoryTypeBits & (1u << i)) && (memory_properties_.memoryTypes[i].propertyFlags & kWanted) == kWanted)
+                type = i;
+        }
+        VkMemoryAllocateInfo allocate{VK_STRUCTURE_TYPE_MEMORY_ALLOCATE_INFO};
+        allocate.allocationSize = requirements.size;
+        allocate.memoryTypeIndex = type;
+        ok = type != UINT32_MAX && dispatch_->AllocateMemory(device_, &allocate, nullptr, &memory) == VK_SUCCESS &&
+             dispatch_->BindBufferMemory(device_, buffer, memory, 0) == VK_SUCCESS &&
+             dispatch_->MapMemory(device_, memory, 0, VK_WHOLE_SIZE, 0, &mapped) == VK_SUCCESS;
     }
-    std::memset(mapped, 0, sizeof(Slot) * kSlotCount);
-    slots_ = static_cast<volatile Slot*>(mapped);
-    return true;
+    if (ok) std::memset(mapped, 0, kRingSize);
+    bool installed = false;
+    {
+        std::lock_guard lock(mutex_);
+        if (ring_ == nullptr && ok) {
+            buffer_ = buffer;
+            memory_ = memory;
+            ring_ = static_cast<volatile uint8_t*>(mapped);
+            installed = true;
+        } else if (!ok) {
+            creation_failed_ = true;
+        }
+        ok = ring_ != nullptr;
+    }
+    if (!installed) {
+        if (buffer != VK_NULL_HANDLE) dispatch_->DestroyBuffer(device_, buffer, nullptr);
+        if (memory != VK_NULL_HANDLE) dispatch_->FreeMemory(device_, memory, nullptr);
+    }
+    return ok;
 }
 
-void DispatchReporter::RecordReadback(VkCommandBuffer command_buffer, VkBuffer scratch_buffer, VkDeviceSize status_offset,
-                                      std::string description) {
-    std::lock_guard lock(mutex_);
+void DispatchReporter::RecordReadback(VkCommandBuffer command_buffer, VkBuffer scratch_buffer, VkDeviceSize scratch_offset,
+                                      uint32_t node_stats_offset, uint32_t node_count, DispatchDescription description) {
     if (!EnsureBuffer()) return;
-    const uint32_t serial = next_serial_++;
-    const uint32_t slot = serial % kSlotCount;
-    // A slot reused by a newer dispatch takes over; the older dispatch was recorded 1024 dispatches ago.
-    std::erase_if(pending_, [slot](const Pending& pending) { return pending.slot == slot; });
-    pending_.push_back({slot, serial, std::move(description)});
+    // A graph too large for a quarter of the ring is reported from its header alone (totals, no per-node attribution).
+    if (kSlotStatsOffset + VkDeviceSize(node_count) * sizeof(NodeStats) > kRingSize / 4) node_count = 0;
+    const VkDeviceSize size = (kSlotStatsOffset + VkDeviceSize(node_count) * sizeof(NodeStats) + 15) / 16 * 16;
+    VkBuffer ring_buffer;
+    VkDeviceSize slot;
+    uint32_t serial;
+    {
+        std::lock_guard lock(mutex_);
+        if (buffer_ == VK_NULL_HANDLE) return;  // destroyed meanwhile
+        ring_buffer = buffer_;
+        if (next_offset_ + size > kRingSize) next_offset_ = 0;
+        slot = next_offset_;
+        next_offset_ += size;
+        serial = next_serial_++;
+        if (next_serial_ == 0) next_serial_ = 1;  // 0 marks a slot that holds nothing new
+        // A newer dispatch takes over the bytes of older ones it overlaps; they were recorded kRingSize bytes ago.
+        std::erase_if(pending_, [slot, size](const Pending& pending) {
+            return pending.offset < slot + size && slot < pending.offset + pending.size;
+        });
+        pending_.push_back({slot, size, serial, node_count, std::move(description)});
+    }
 
-    const VkDeviceSize slot_offset = sizeof(Slot) * slot;
     VkMemoryBarrier2 to_copy{VK_STRUCTURE_TYPE_MEMORY_BARRIER_2};
     to_copy.srcStageMask = VK_PIPELINE_STAGE_2_COMPUTE_SHADER_BIT | VK_PIPELINE_STAGE_2_TRANSFER_BIT;
     to_copy.srcAccessMask = VK_ACCESS_2_SHADER_STORAGE_WRITE_BIT | VK_ACCESS_2_TRANSFER_WRITE_BIT;
@@ -90,11 +261,13 @@ void DispatchReporter::RecordReadback(VkCommandBuffer command_buffer, VkBuffer s
     VkDependencyInfo dependency{VK_STRUCTURE_TYPE_DEPENDENCY_INFO};
     dependency.memoryBarrierCount = 1;
     dependency.pMemoryBarriers = &to_copy;
-    // The serial is cleared first, so a host that polls during the copy never pairs a new serial with old status.
-    dispatch_->CmdFillBuffer(command_buffer, buffer_, slot_offset, sizeof(uint32_t), 0);
+    // The serial is cleared first, so a host that polls during the copy never pairs a new serial with old data.
+    dispatch_->CmdFillBuffer(command_buffer, ring_buffer, slot, sizeof(uint32_t), 0);
     dispatch_->CmdPipelineBarrier2(command_buffer, &dependency);
-    const VkBufferCopy copy{status_offset, slot_offset + offsetof(Slot, status_flags), 3 * sizeof(uint32_t)};
-    dispatch_->CmdCopyBuffer(command_buffer, scratch_buffer, buffer_, 1, &copy);
+    VkBufferCopy copies[2] = {
+        {scratch_offset, slot + kSlotHeaderOffset, sizeof(GraphHeader)},
+        {scratch_offset + node_stats_offset, slot + kSlotStatsOffset, VkDeviceSize(node_count) * sizeof(NodeStats)}};
+    dispatch_->CmdCopyBuffer(command_buffer, scratch_buffer, ring_buffer, node_count != 0 ? 2 : 1, copies);
     VkMemoryBarrier2 to_serial{VK_STRUCTURE_TYPE_MEMORY_BARRIER_2};
     to_serial.srcStageMask = VK_PIPELINE_STAGE_2_TRANSFER_BIT;
     to_serial.srcAccessMask = VK_ACCESS_2_TRANSFER_WRITE_BIT;
@@ -102,7 +275,7 @@ void DispatchReporter::RecordReadback(VkCommandBuffer command_buffer, VkBuffer s
     to_serial.dstAccessMask = VK_ACCESS_2_TRANSFER_WRITE_BIT | VK_ACCESS_2_HOST_READ_BIT;
     dependency.pMemoryBarriers = &to_serial;
     dispatch_->CmdPipelineBarrier2(command_buffer, &dependency);
-    dispatch_->CmdFillBuffer(command_buffer, buffer_, slot_offset + offsetof(Slot, serial), sizeof(uint32_t), serial);
+    dispatch_->CmdFillBuffer(command_buffer, ring_buffer, slot, sizeof(uint32_t), serial);
     VkMemoryBarrier2 to_host{VK_STRUCTURE_TYPE_MEMORY_BARRIER_2};
     to_host.srcStageMask = VK_PIPELINE_STAGE_2_TRANSFER_BIT;
     to_host.srcAccessMask = VK_ACCESS_2_TRANSFER_WRITE_BIT;
@@ -113,25 +286,54 @@ void DispatchReporter::RecordReadback(VkCommandBuffer command_buffer, VkBuffer s
 }
 
 void DispatchReporter::Poll(const MessageSink& messages) {
-    std::vector<std::string> reports;
+    struct Finished {
+        DispatchDescription description;
+        DispatchReadback readback;
+    };
+    std::vector<Finished> finished;
     {
         std::lock_guard lock(mutex_);
-        if (slots_ == nullptr) return;
+        if (ring_ == nullptr) return;
         for (const Pending& pending : pending_) {
-            volatile Slot& slot = slots_[pending.slot];
-            if (slot.serial != pending.serial) continue;
-            const uint32_t flags = slot.status_flags;
-            const uint32_t dropped = slot.dropped_records;
-            const uint32_t high_water = slot.heap_high_water;
+            volatile uint8_t* slot = ring_ + pending.offset;
+            if (*reinterpret_cast<volatile uint32_t*>(slot) != pending.serial) continue;
+            Finished done{pending.description, {}};
+            std::memcpy(&done.readback.header, const_cast<const uint8_t*>(slot + kSlotHeaderOffset), sizeof(GraphHeader));
+            done.readback.nodes.resize(pending.node_count);
+            std::memcpy(done.readback.nodes.data(), const_cast<const uint8_t*>(slot + kSlotStatsOffset),
+                        pending.node_count * sizeof(NodeStats));
             // Consumed: a later submission of the same command buffer writes the serial again and is reported again.
-            slot.serial = 0;
-            if (flags == 0 && dropped == 0) continue;
-            reports.push_back(pending.description + ": " + std::to_string(dropped) + " records were dropped (" + DescribeStatus(flags) +
-                              "); payload heap high-water mark " + std::to_string(high_water) +
-                              " bytes. A larger scratchSize (up to maxSize) holds more records per level.");
+            *reinterpret_cast<volatile uint32_t*>(slot) = 0;
+            finished.push_back(std::move(done));
         }
     }
-    for (const std::string& report : reports) messages.Emit(MessageSeverity::kError, message_id::kDroppedWork, report);
+    std::string first_report;
+    for (const Finished& done : finished) {
+        if (options_.statistics) {
+            const std::string line = FormatStatistics(done.description, done.readback);
+            messages.Emit(MessageSeverity::kInfo, message_id::kStatistics, line);
+            if (!options_.statistics_file.empty()) {
+                std::lock_guard lock(file_mutex_);
+                if (FILE* file = std::fopen(options_.statistics_file.c_str(), "a")) {
+                    std::fprintf(file, "%s\n", line.c_str());
+                    std::fclose(file);
+                } else {
+                    messages.Emit(MessageSeverity::kWarning, message_id::kSettings,
+                                  "statistics_file: cannot append to " + options_.statistics_file);
+                }
+            }
+        }
+        const std::string report = FormatDroppedWork(done.description, done.readback);
+        if (report.empty()) continue;
+        if (first_report.empty()) first_report = report;
+        messages.Emit(MessageSeverity::kError, message_id::kDroppedWork, report);
+    }
+    if (!first_report.empty() && options_.overflow_fatal) {
+        // Also on stderr, whatever log_to_stderr says: a CI log must show why the process died.
+        std::fprintf(stderr, "[execgraph] overflow_fatal: aborting after %s: %s\n", message_id::kDroppedWork, first_report.c_str());
+        std::fflush(stderr);
+        std::abort();
+    }
 }
 
 }  // namespace execgraph

@@ -2,6 +2,7 @@
 #include "graph_dispatch.h"
 
 #include <cstddef>
+#include <cstdio>
 #include <cstring>
 #include <string>
 
@@ -225,9 +226,13 @@ void RecordGraphDispatch(DeviceState& device, VkCommandBuffer command_buffer, Vk
     RecordResult recorded =
         recorder.RecordDispatch(command_buffer, ScratchBinding{range->buffer, range->offset, scratch, scratch_size}, plan, source);
     if (recorded.result == VK_SUCCESS && device.reporter) {
-        device.reporter->RecordReadback(command_buffer, range->buffer, range->offset + offsetof(runtime::GraphHeader, status_flags),
-                                        std::string(command) + " with execution graph " +
-                                            (graph.debug_name.empty() ? std::string("(unnamed)") : "\"" + graph.debug_name + "\""));
+        // The graph pipeline's handle is the address of its layer object (graph_pipeline.h).
+        char handle[32];
+        std::snprintf(handle, sizeof(handle), "0x%llx", static_cast<unsigned long long>(reinterpret_cast<uintptr_t>(&graph)));
+        const std::optional<ScratchLayout> layout = graph.scratch_plan.LayoutFor(scratch_size);
+        device.reporter->RecordReadback(
+            command_buffer, range->buffer, range->offset, layout->node_stats_offset, graph.scratch_plan.node_count(),
+            {command, graph.debug_name.empty() ? std::string(handle) : graph.debug_name, graph.node_labels});
     }
     if (labels) device.dispatch.CmdEndDebugUtilsLabelEXT(command_buffer);
     if (recorded.result != VK_SUCCESS) ReportDispatchError(device, command_buffer, std::string(command) + ": " + recorded.error);

@@ -61,6 +61,8 @@ struct GraphPipeline {
     VkExecutionGraphPipelineScratchSizeAMDX scratch_size{VK_STRUCTURE_TYPE_EXECUTION_GRAPH_PIPELINE_SCRATCH_SIZE_AMDX};
     ScratchPlan scratch_plan{0, 0, 0};
     std::string debug_name;
+    // "name[index]" per graph node, shared with the dispatch reports that outlive a dispatch's recording.
+    std::shared_ptr<const std::vector<std::string>> node_labels;
 
     // Destroys the lowered pipelines and layout through the next layer.
     void Destroy(DeviceState& device, const VkAllocationCallbacks* allocator);

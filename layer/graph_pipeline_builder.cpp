@@ -515,10 +515,10 @@ GraphBuildResult BuildExecutionGraphPipeline(DeviceState& device, VkPipelineCach
         DumpNodeShaders(device, graph->graph_number, node, lowered->words);
         if (node.info.launch == spirv::LaunchKind::kThread) graph->static_infos[n].records_per_workgroup = lowered->local_size[0];
         for (const spirv::NodeOutputInfo& output : node.info.outputs) {
-            // A workgroup allocates at most maxExecutionGraphShaderPayloadCount records (facts §12.1); size the trash for it.
-            const uint32_t stride = RecordStride(output.record);
-            graph->trash_size = std::max(graph->trash_size, std::min<uint32_t>(output.max_payloads, 256) * std::max<uint32_t>(stride, 4) *
-                                                                 (output.allocated_at_invocation_scope ? lowered->local_size[0] * lowered->local_size[1] * lowered->local_size[2] : 1));
+            // A dropped allocation gets the trash region, whichever invocation or workgroup made it, and writes at most
+            // OutputRecordLimit records there (the lowering clamps counts and record indices to it).
+            graph->trash_size =
+                std::max(graph->trash_size, spirv::OutputRecordLimit(output) * std::max<uint32_t>(RecordStride(output.record), 4));
         }
 
         VkShaderModuleCreateInfo module_create{VK_STRUCTURE_TYPE_SHADER_MODULE_CREATE_INFO};
@@ -558,6 +558,9 @@ GraphBuildResult BuildExecutionGraphPipeline(DeviceState& device, VkPipelineCach
     // Which nodes each level dispatches, for people reading a verbose log (and for tests of the reachability analysis).
     device.messages().Emit(MessageSeverity::kVerbose, message_id::kGraphLevels,
                            "execution graph " + std::to_string(graph_tag) + " dispatches " + DescribeLevels(*graph));
+    auto labels = std::make_shared<std::vector<std::string>>();
+    for (const GraphNode& node : graph->nodes) labels->push_back(node.name + "[" + std::to_string(node.shader_index) + "]");
+    graph->node_labels = std::move(labels);
     return GraphBuildResult{VK_SUCCESS, "", graph};
 }
 

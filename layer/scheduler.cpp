@@ -54,8 +54,16 @@ constexpr uint32_t AlignUp4(uint32_t value) { return (value + 3u) & ~3u; }
 struct StagedEntries {
     std::vector<uint8_t> bytes;
     uint32_t dropped = 0;
+    std::vector<uint32_t> dropped_per_node;  // empty unless payloads of known nodes were dropped
     uint32_t count = 0;  // infos the entry pass reads
 };
+
+void ChargeDrop(StagedEntries* staged, uint32_t node, uint32_t node_count, uint32_t count) {
+    staged->dropped += count;
+    if (node >= node_count || count == 0) return;
+    if (staged->dropped_per_node.empty()) staged->dropped_per_node.resize(node_count, 0);
+    staged->dropped_per_node[node] += count;
+}
 
 void Append(std::vector<uint8_t>* bytes, const void* data, size_t size) {
     const auto* begin = static_cast<const uint8_t*>(data);
@@ -79,7 +87,7 @@ StagedEntries StageEntries(const EntrySource& source, const GraphPlan& plan, VkD
     const uint32_t count = std::min(count_info.count, max_infos);
     for (uint32_t i = count; i < count_info.count; ++i) {
         const auto* info = reinterpret_cast<const VkDispatchGraphInfoAMDX*>(infos + i * count_info.stride);
-        staged.dropped += info->payloadCount;
+        ChargeDrop(&staged, info->nodeIndex, plan.node_count(), info->payloadCount);
     }
     staged.count = count;
     VkDispatchGraphCountInfoAMDX device_count_info{};
@@ -103,7 +111,7 @@ StagedEntries StageEntries(const EntrySource& source, const GraphPlan& plan, VkD
             const size_t room = capacity - std::min<size_t>(capacity, staged.bytes.size());
             const uint32_t fits =
                 record_stride == 0 ? info.payloadCount : static_cast<uint32_t>(std::min<size_t>(info.payloadCount, room / record_stride));
-            staged.dropped += info.payloadCount - fits;
+            ChargeDrop(&staged, info.nodeIndex, plan.node_count(), info.payloadCount - fits);
             device_info.payloadCount = fits;
             device_info.payloads.deviceAddress = base + staged.bytes.size();
             device_info.payloadStride = record_stride;
@@ -130,6 +138,7 @@ GraphHeader HeaderFor(const ScratchLayout& layout) {
     header.output_table_offset = layout.output_table_offset;
     header.trash_offset = layout.trash_offset;
     header.trash_size = layout.trash_size;
+    header.node_stats_offset = layout.node_stats_offset;
     header.half_offset[0] = layout.half_offset[0];
     header.half_offset[1] = layout.half_offset[1];
     return header;
@@ -292,12 +301,27 @@ RecordResult SchedulerRecorder::RecordDispatch(VkCommandBuffer cmd, const Scratc
     GraphHeader header = HeaderFor(*layout);
     header.status_flags = staged.dropped != 0 ? uint32_t{runtime::kStatusHeapOverflow} : 0u;
     header.dropped_records = staged.dropped;
-    // Two ranges: magic and graph_tag belong to initialization, heap_high_water accumulates across dispatches.
-    constexpr size_t kFirstBegin = offsetof(GraphHeader, node_count), kFirstEnd = offsetof(GraphHeader, heap_high_water);
-    constexpr size_t kSecondBegin = offsetof(GraphHeader, record_capacity), kSecondEnd = offsetof(GraphHeader, reserved);
-    const auto* header_bytes = reinterpret_cast<const uint8_t*>(&header);
-    UpdateBuffer(cmd, scratch.buffer, scratch.offset + kFirstBegin, header_bytes + kFirstBegin, kFirstEnd - kFirstBegin);
-    UpdateBuffer(cmd, scratch.buffer, scratch.offset + kSecondBegin, header_bytes + kSecondBegin, kSecondEnd - kSecondBegin);
+    // Everything after graph_tag (magic and graph_tag belong to initialization); counters and high-water marks start at 0.
+    constexpr size_t kHeaderBegin = offsetof(GraphHeader, node_count), kHeaderEnd = offsetof(GraphHeader, reserved);
+    UpdateBuffer(cmd, scratch.buffer, scratch.offset + kHeaderBegin, reinterpret_cast<const uint8_t*>(&header) + kHeaderBegin,
+                 kHeaderEnd - kHeaderBegin);
+    // Per-node statistics start at zero, except host entries that did not fit the staging area: charged to their node.
+    if (node_count != 0) {
+        if (staged.dropped_per_node.empty()) {
+            dispatch_->CmdFillBuffer(cmd, scratch.buffer, scratch.offset + layout->node_stats_offset,
+                                     VkDeviceSize(node_count) * sizeof(runtime::NodeStats), 0);
+        } else {
+            std::vector<runtime::NodeStats> stats(node_count);
+            for (uint32_t node = 0; node < node_count; ++node) {
+                if (staged.dropped_per_node[node] == 0) continue;
+                stats[node].dropped_records = staged.dropped_per_node[node];
+                stats[node].drop_flags = runtime::kStatusHeapOverflow;
+                stats[node].first_drop_level_complement = ~0u;  // level 0
+            }
+            UpdateBuffer(cmd, scratch.buffer, scratch.offset + layout->node_stats_offset, stats.data(),
+                         stats.size() * sizeof(stats[0]));
+        }
+    }
     for (uint32_t half = 0; half < 2; ++half) {
         dispatch_->CmdFillBuffer(cmd, scratch.buffer, scratch.offset + layout->half_offset[half],
                                  sizeof(HalfHeader) + VkDeviceSize(node_count) * sizeof(NodeState), 0);
@@ -360,7 +384,9 @@ RecordResult SchedulerRecorder::RecordDispatch(VkCommandBuffer cmd, const Scratc
 
     // 4. Records the last level wrote have no level to run them: count and flag them.
     Barrier(cmd, kPriorStages, VK_ACCESS_2_SHADER_STORAGE_WRITE_BIT, VK_PIPELINE_STAGE_2_COMPUTE_SHADER_BIT, kShaderReadWrite);
-    const PrepareParams final_params{scratch.address, static_cast<uint32_t>(plan.levels.size() % 2), 0, 1, 0};
+    // Its drops are charged to level levels.size(), one past the last level that ran.
+    const PrepareParams final_params{scratch.address, static_cast<uint32_t>(plan.levels.size() % 2),
+                                     static_cast<uint32_t>(plan.levels.size()), 1, 0};
     RunMeta(cmd, prepare, &final_params, sizeof(final_params), 1);
     // The spec's graph dispatch accesses scratch in the compute stage (facts §11); this makes our accesses, which
     // include indirect reads and transfers, complete before later compute-stage work.

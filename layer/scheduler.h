@@ -129,8 +129,8 @@ class SchedulerRecorder {
                                   std::span<const runtime::NodeStaticInfo> nodes, std::span<const uint32_t> output_table);
 
     // vkCmdDispatchGraph*AMDX: begin (header, counters, staged entries), the entry pass, then per level prepare ->
-    // scatter -> write_args -> node dispatches, then the leftover check. Status flags and dropped_records are reset at
-    // the start of each dispatch, so after it they describe this dispatch alone; heap_high_water accumulates.
+    // scatter -> write_args -> node dispatches, then the leftover check. The header's status, counters and high-water
+    // marks and the NodeStats array are reset at the start of each dispatch, so after it they describe this dispatch alone.
     RecordResult RecordDispatch(VkCommandBuffer cmd, const ScratchBinding& scratch, const GraphPlan& plan, const EntrySource& entries);
 
   private:

@@ -10,8 +10,9 @@ namespace {
 using runtime::DirectoryEntry;
 using runtime::GraphHeader;
 using runtime::HalfHeader;
-using runtime::NodeStaticInfo;
 using runtime::NodeState;
+using runtime::NodeStaticInfo;
+using runtime::NodeStats;
 using runtime::RecordEntry;
 
 constexpr uint64_t AlignUp(uint64_t value, uint64_t alignment) { return (value + alignment - 1) / alignment * alignment; }
@@ -38,9 +39,13 @@ ScratchPlan::ScratchPlan(uint32_t node_count, uint32_t output_table_entries, uin
     // is 8-byte aligned for its 64-bit atomic and every heap 16-byte aligned.
     uint64_t fixed = sizeof(GraphHeader) + uint64_t(node_count) * sizeof(NodeStaticInfo);
     fixed = AlignUp(fixed + uint64_t(output_table_entries) * sizeof(uint32_t), 16);
-    fixed = AlignUp(fixed + trash_size, 64);
+    fixed = AlignUp(fixed + trash_size, 16);
+    fixed = AlignUp(fixed + uint64_t(node_count) * sizeof(NodeStats), 64);
     fixed_size_ = static_cast<uint32_t>(std::min<uint64_t>(fixed, UINT32_MAX));
-    half_fixed_size_ = static_cast<uint32_t>(AlignUp(sizeof(HalfHeader) + uint64_t(node_count) * sizeof(NodeState), 64));
+    // Each half ends with a guard of trash_size bytes after its heap: a node that writes past the records it allocated
+    // (up to the output's record limit, which the lowering clamps indices to) still writes inside scratch.
+    half_fixed_size_ =
+        static_cast<uint32_t>(AlignUp(sizeof(HalfHeader) + uint64_t(node_count) * sizeof(NodeState), 64) + AlignUp(trash_size, 64));
 
     // The variable part of a half giving at least kMinRecordsPerHalf records and kMinHeapBytesPerHalf heap bytes with
     // the 1/4 : 3/4 split of LayoutFor.
@@ -65,6 +70,7 @@ std::optional<ScratchLayout> ScratchPlan::LayoutFor(VkDeviceSize scratch_size) c
     layout.output_table_offset = layout.node_table_offset + node_count_ * sizeof(NodeStaticInfo);
     layout.trash_offset = static_cast<uint32_t>(AlignUp(layout.output_table_offset + uint64_t(output_table_entries_) * 4, 16));
     layout.trash_size = trash_size_;
+    layout.node_stats_offset = static_cast<uint32_t>(AlignUp(uint64_t(layout.trash_offset) + trash_size_, 16));
     // Each half gets half of what is left, in 64-byte units so that the second half stays aligned.
     const uint64_t half_size = (used - fixed_size_) / 2 / 64 * 64;
     layout.half_size = static_cast<uint32_t>(half_size);
@@ -75,7 +81,7 @@ std::optional<ScratchLayout> ScratchPlan::LayoutFor(VkDeviceSize scratch_size) c
     // The heap takes the rest up to the end of the half (HeapOffset is past the NodeStates, so subtract exactly those).
     const uint64_t heap_start_in_half = sizeof(HalfHeader) + uint64_t(node_count_) * sizeof(NodeState) +
                                         uint64_t(layout.record_capacity) * kBytesPerRecord;
-    layout.heap_capacity = static_cast<uint32_t>((half_size - heap_start_in_half) / 16 * 16);
+    layout.heap_capacity = static_cast<uint32_t>((half_size - heap_start_in_half - AlignUp(trash_size_, 64)) / 16 * 16);
     layout.used_size = used;
     return layout;
 }

@@ -4,7 +4,8 @@
 // What the three sizes reported by vkGetExecutionGraphPipelineScratchSizeAMDX guarantee:
 //   minSize          every half holds at least kMinRecordsPerHalf records and kMinHeapBytesPerHalf payload bytes, enough
 //                    for any single entry dispatch within the spec limits (256 payloads of up to 1 KiB) plus generous
-//                    fan-out, besides the fixed part (header, node table, output tables, trash).
+//                    fan-out, besides the fixed part (header, node table, output tables, trash, node statistics) and
+//                    a guard of trash size after each half's heap.
 //   sizeGranularity  64 KiB. Only minSize + k * sizeGranularity bytes are used (facts §11); every step adds capacity to
 //                    both halves, split kRecordShareDenominator-ths record entries, the rest heap.
 //   maxSize          kMaxUsefulSize (256 MiB) or minSize if that is larger, rounded to a granularity step: about 1 M
@@ -29,6 +30,7 @@ struct ScratchLayout {
     uint32_t output_table_offset = 0;
     uint32_t trash_offset = 0;
     uint32_t trash_size = 0;
+    uint32_t node_stats_offset = 0;   // NodeStats[node_count], cleared by every dispatch
     uint32_t half_offset[2] = {0, 0};
     uint32_t half_size = 0;           // bytes of each half
     uint32_t record_capacity = 0;     // record-list and directory entries per half
@@ -70,8 +72,8 @@ class ScratchPlan {
     uint32_t node_count_;
     uint32_t output_table_entries_;
     uint32_t trash_size_;
-    uint32_t fixed_size_ = 0;       // header, node table, output tables, trash; 64-byte aligned
-    uint32_t half_fixed_size_ = 0;  // HalfHeader + NodeState[node_count], 64-byte aligned
+    uint32_t fixed_size_ = 0;       // header, node table, output tables, trash, node stats; 64-byte aligned
+    uint32_t half_fixed_size_ = 0;  // HalfHeader + NodeState[node_count], 64-byte aligned, plus the heap's end guard
     VkDeviceSize min_size_ = 0;
     VkDeviceSize max_size_ = 0;
 };

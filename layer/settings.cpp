@@ -34,10 +34,14 @@ constexpr SettingDescriptor kSettingDescriptors[] = {
      "Folder into which the original and lowered SPIR-V of every node, and a GLSL rendering of the lowered one, are written; "
      "empty disables dumping.",
      SettingField<&LayerSettings::dump_shaders_path>()},
-    {"statistics", "false", "Not implemented yet: per-dispatch statistics (accepted and ignored).",
+    {"statistics", "false",
+     "Report one JSON line per graph dispatch (levels, node dispatches, records per node, ring high-water marks, drops) "
+     "through VK_EXT_debug_utils at INFO severity, id EXECGRAPH-STATISTICS.",
      SettingField<&LayerSettings::statistics>()},
+    {"statistics_file", "", "With statistics: also append each JSON line to this file; empty: debug utils only.",
+     SettingField<&LayerSettings::statistics_file>()},
     {"overflow_fatal", "false",
-     "Not implemented yet: make a graph dispatch that drops records fatal (accepted and ignored).",
+     "Abort the process right after reporting a graph dispatch that dropped work (EXECGRAPH-DROPPED-WORK); meant for CI.",
      SettingField<&LayerSettings::overflow_fatal>()},
     {"debug_labels", "true",
      "Label each emulated graph dispatch, each of its levels and each node dispatch with debug-utils labels (needs "

@@ -51,9 +51,11 @@ struct LayerSettings {
     bool optimize_lowered_shaders = false;
     // Folder into which original and lowered SPIR-V modules and GLSL renderings are written; empty disables dumping.
     std::string dump_shaders_path;
-    // Collect and report per-graph dispatch statistics.
+    // One JSON line of statistics per graph dispatch, through debug utils (INFO, EXECGRAPH-STATISTICS).
     bool statistics = false;
-    // Treat a payload-queue overflow as a fatal device error instead of dropping the excess work.
+    // With `statistics`: also append each line to this file; empty: debug utils only.
+    std::string statistics_file;
+    // Abort the process after reporting a graph dispatch that dropped work (for CI).
     bool overflow_fatal = false;
     // Label graph dispatches, levels and node dispatches with debug-utils labels (when VK_EXT_debug_utils is enabled).
     bool debug_labels = true;

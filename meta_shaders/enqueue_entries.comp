@@ -46,7 +46,8 @@ void main() {
         const uint payload_count = info.w[1];
         if (!initialized || node >= node_count) {
             if (gl_LocalInvocationIndex == 0u) {
-                ReportDrop(header, initialized ? kStatusInvalidNodeIndex : kStatusUninitialized, payload_count);
+                // An index past the graph is charged to no node; uninitialized scratch to the entry's node.
+                ReportDrop(pc.scratch, header, node, 0u, initialized ? kStatusInvalidNodeIndex : kStatusUninitialized, payload_count);
             }
             continue;
         }
@@ -58,21 +59,21 @@ void main() {
             // counter is past its capacity it is not bumped further, which keeps the 32-bit counters from wrapping
             // around into valid offsets however many records are dropped.
             if (half0.heap_top > heap_capacity) {
-                ReportDrop(header, kStatusHeapOverflow, 1u);
+                ReportDrop(pc.scratch, header, node, 0u, kStatusHeapOverflow, 1u);
                 continue;
             }
             const uint offset = atomicAdd(half0.heap_top, record_stride);
             if (uint64_t(offset) + record_stride > uint64_t(heap_capacity)) {
-                ReportDrop(header, kStatusHeapOverflow, 1u);
+                ReportDrop(pc.scratch, header, node, 0u, kStatusHeapOverflow, 1u);
                 continue;
             }
             if (half0.record_count > record_capacity) {
-                ReportDrop(header, kStatusRecordListOverflow, 1u);
+                ReportDrop(pc.scratch, header, node, 0u, kStatusRecordListOverflow, 1u);
                 continue;
             }
             const uint slot = atomicAdd(half0.record_count, 1u);
             if (slot >= record_capacity) {
-                ReportDrop(header, kStatusRecordListOverflow, 1u);
+                ReportDrop(pc.scratch, header, node, 0u, kStatusRecordListOverflow, 1u);
                 continue;
             }
             Words source = Words(payloads + uint64_t(p) * payload_stride);

@@ -18,7 +18,7 @@ layout(push_constant) uniform Params {
     uint64_t scratch;
     uint written_half;  // 0 or 1
     uint level;         // GraphHeader.level for the nodes of this level
-    uint final_pass;    // nonzero: after the last level, only account leftovers
+    uint final_pass;    // nonzero: after the last level, only account leftovers (level = the level count)
 } pc;
 
 shared uint s_scan[256];
@@ -32,18 +32,23 @@ void main() {
     Half input_half = HalfAt(pc.scratch, header, h);
     Half output_half = HalfAt(pc.scratch, header, 1u - h);
 
-    if (t == 0u) atomicMax(header.heap_high_water, input_half.heap_top);
+    if (t == 0u) {
+        atomicMax(header.heap_high_water, input_half.heap_top);
+        atomicMax(header.record_high_water, input_half.record_count);
+    }
     if (pc.final_pass != 0u) {
         // Records written by the last level have no level left to run them (maxExecutionGraphDepth): issue
-        // "Robustness" asks for them to be counted and flagged. Entries past the capacity were counted by producers.
-        if (t == 0u) {
-            const uint left = min(input_half.record_count, capacity);
-            if (left != 0u) ReportDrop(header, kStatusDepthLimit, left);
+        // "Robustness" asks for them to be counted and flagged, per node that would have consumed them. Entries past the
+        // capacity were counted by producers, and producers only count the records they delivered.
+        for (uint n = t; n < node_count; n += 256u) {
+            const uint left = input_half.nodes[n].record_count;
+            if (left != 0u) ReportDrop(pc.scratch, header, n, pc.level, kStatusDepthLimit, left);
         }
         return;
     }
 
     NodeTable table = NodeTable(pc.scratch + header.node_table_offset);
+    NodeStatsTable stats = NodeStatsAt(pc.scratch, header);
     // Phase 1: each node's input count. workgroup_count is free until the args pass, so it holds the count between the
     // phases. Node n is handled by the same invocation in both phases, so no cross-invocation buffer visibility is needed,
     // and sources' record_count is not written until phase 2.
@@ -75,7 +80,8 @@ void main() {
             // (and scatter skips slots past the kept count) so that no node writes outside its directory range.
             const uint base = running + (inclusive - count);
             const uint kept = base >= capacity ? 0u : min(count, capacity - base);
-            if (kept < count) ReportDrop(header, kStatusRecordListOverflow, count - kept);
+            if (kept < count) ReportDrop(pc.scratch, header, n, pc.level, kStatusRecordListOverflow, count - kept);
+            stats.stats[n].records += kept;  // node n belongs to this invocation alone
             input_half.nodes[n].record_count = kept;
             input_half.nodes[n].directory_base = min(base, capacity);
             input_half.nodes[n].workgroup_count = 0u;
@@ -94,5 +100,6 @@ void main() {
         output_half.record_count = 0u;
         header.input_half = h;
         header.level = pc.level;
+        if (running != 0u) header.levels_run = pc.level + 1u;
     }
 }

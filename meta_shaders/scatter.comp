@@ -30,6 +30,7 @@ uint GridComponent(Words payload, uint grid_offset, uint bits, uint i) {
 // Workgroups one record launches on `node`: 0 for coalescing and thread nodes, whose workgroups the args pass derives
 // from the record count.
 uint RecordWorkgroups(GraphHeader header, NodeTable table, uint node, uint64_t payload_address) {
+    const uint level = header.level;
     const uint launch = table.infos[node].launch;
     if (launch == kLaunchBroadcastStatic) {
         // Validated at pipeline creation against maxExecutionGraphWorkgroups.
@@ -55,11 +56,11 @@ uint RecordWorkgroups(GraphHeader header, NodeTable table, uint node, uint64_t p
         }
         product *= uint64_t(value);
     }
-    if (clamped) ReportDrop(header, kStatusGridClamped, 0u);
+    if (clamped) ReportDrop(pc.scratch, header, node, level, kStatusGridClamped, 0u);
     if (product > uint64_t(kMaxGraphWorkgroups)) {
         // Over maxExecutionGraphWorkgroups even after clamping: the record is dropped (0 workgroups). A zero-workgroup
         // entry is harmless: the lowered node's search takes the last entry whose first_workgroup <= its workgroup.
-        ReportDrop(header, kStatusGridClamped, 1u);
+        ReportDrop(pc.scratch, header, node, level, kStatusGridClamped, 1u);
         return 0u;
     }
     return uint(product);
@@ -86,7 +87,7 @@ void main() {
         }
         if (consumer >= node_count) {
             // Producers validate node indices before appending; this guards NodeState against a corrupt list.
-            ReportDrop(header, kStatusInvalidNodeIndex, 1u);
+            ReportDrop(pc.scratch, header, kInvalidNode, header.level, kStatusInvalidNodeIndex, 1u);
             continue;
         }
         const uint workgroups = RecordWorkgroups(header, table, consumer, heap + entry.payload_offset);

@@ -27,6 +27,7 @@ const uint kStatusDepthLimit = 1u << 2;
 const uint kStatusGridClamped = 1u << 3;
 const uint kStatusInvalidNodeIndex = 1u << 4;
 const uint kStatusUninitialized = 1u << 5;
+const uint kStatusPayloadCountClamped = 1u << 6;
 
 // spirv::LaunchKind
 const uint kLaunchBroadcastStatic = 0u;
@@ -51,6 +52,16 @@ const uint kGraphHeaderOutputTableOffsetOffset = 44u;
 const uint kGraphHeaderTrashOffsetOffset = 48u;
 const uint kGraphHeaderTrashSizeOffset = 52u;
 const uint kGraphHeaderHalfOffsetOffset = 56u;
+const uint kGraphHeaderNodeStatsOffsetOffset = 64u;
+const uint kGraphHeaderLevelsRunOffset = 68u;
+const uint kGraphHeaderRecordHighWaterOffset = 72u;
+const uint kNodeStatsSize = 32u;
+const uint kNodeStatsRecordsOffset = 0u;
+const uint kNodeStatsDispatchesOffset = 4u;
+const uint kNodeStatsWorkgroupsOffset = 8u;
+const uint kNodeStatsDroppedRecordsOffset = 12u;
+const uint kNodeStatsDropFlagsOffset = 16u;
+const uint kNodeStatsFirstDropLevelComplementOffset = 20u;
 const uint kNodeStaticInfoSize = 64u;
 const uint kNodeStaticInfoLaunchOffset = 0u;
 const uint kNodeStaticInfoRecordStrideOffset = 4u;
@@ -98,7 +109,24 @@ layout(buffer_reference, std430, buffer_reference_align = 8) buffer GraphHeader 
     uint trash_offset;
     uint trash_size;
     uint half_offset[2];
-    uint header_reserved[48];
+    uint node_stats_offset;
+    uint levels_run;
+    uint record_high_water;
+    uint header_reserved[45];
+};
+
+struct NodeStats {
+    uint records;
+    uint dispatches;
+    uint workgroups;
+    uint dropped_records;
+    uint drop_flags;
+    uint first_drop_level_complement;
+    uint reserved[2];
+};
+
+layout(buffer_reference, std430, buffer_reference_align = 16) buffer NodeStatsTable {
+    NodeStats stats[];
 };
 
 struct NodeStaticInfo {
@@ -197,10 +225,21 @@ uint64_t LoadU64(Words words, uint word_index) {
     return packUint2x32(uvec2(words.w[word_index], words.w[word_index + 1u]));
 }
 
-// Records dropped by whoever detects it; the layer reads status_flags and dropped_records back.
-void ReportDrop(GraphHeader header, uint flag, uint count) {
+NodeStatsTable NodeStatsAt(uint64_t scratch, GraphHeader header) {
+    return NodeStatsTable(scratch + header.node_stats_offset);
+}
+
+// Records dropped (or, with count 0, work cut short) by whoever detects it, charged to `node` (kInvalidNode: to no
+// node, e.g. an entry naming no node) at `level`, the level running when it happened (0 for the entry pass, the level
+// count for the check after the last level). The layer reads the header and NodeStats back and reports them.
+void ReportDrop(uint64_t scratch, GraphHeader header, uint node, uint level, uint flag, uint count) {
     atomicOr(header.status_flags, flag);
     if (count != 0u) atomicAdd(header.dropped_records, count);
+    if (node >= header.node_count) return;
+    NodeStatsTable table = NodeStatsAt(scratch, header);
+    if (count != 0u) atomicAdd(table.stats[node].dropped_records, count);
+    atomicOr(table.stats[node].drop_flags, flag);
+    atomicMax(table.stats[node].first_drop_level_complement, ~level);
 }
 
 #endif  // EXECGRAPH_SCRATCH_LAYOUT_GLSL

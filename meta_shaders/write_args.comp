@@ -48,11 +48,18 @@ void main() {
             if (rows > kDispatchSplitWidth) {
                 // Only reachable past 65535 * 65535 workgroups in one node and level.
                 rows = kDispatchSplitWidth;
-                ReportDrop(header, kStatusGridClamped, 0u);
+                ReportDrop(pc.scratch, header, n, header.level, kStatusGridClamped, 0u);
             }
             dispatch = uvec3(min(total, kDispatchSplitWidth), rows, 1u);
         }
         input_half.nodes[n].workgroup_count = total;
+        if (total != 0u) {
+            // Statistics; node n belongs to this invocation alone.
+            NodeStatsTable stats = NodeStatsAt(pc.scratch, header);
+            stats.stats[n].dispatches += 1u;
+            const uint before = stats.stats[n].workgroups;
+            stats.stats[n].workgroups = before + min(total, 0xFFFFFFFFu - before);
+        }
         input_half.nodes[n].dispatch[0] = dispatch.x;
         input_half.nodes[n].dispatch[1] = dispatch.y;
         input_half.nodes[n].dispatch[2] = dispatch.z;

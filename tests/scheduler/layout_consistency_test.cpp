@@ -40,6 +40,7 @@ TEST(LayoutConsistency, GlslConstantsMatchTheCppHeader) {
         {"kStatusGridClamped", kStatusGridClamped},
         {"kStatusInvalidNodeIndex", kStatusInvalidNodeIndex},
         {"kStatusUninitialized", kStatusUninitialized},
+        {"kStatusPayloadCountClamped", kStatusPayloadCountClamped},
         {"kGraphHeaderSize", sizeof(GraphHeader)},
         {"kGraphHeaderMagicOffset", offsetof(GraphHeader, magic)},
         {"kGraphHeaderGraphTagOffset", offsetof(GraphHeader, graph_tag)},
@@ -56,6 +57,16 @@ TEST(LayoutConsistency, GlslConstantsMatchTheCppHeader) {
         {"kGraphHeaderTrashOffsetOffset", offsetof(GraphHeader, trash_offset)},
         {"kGraphHeaderTrashSizeOffset", offsetof(GraphHeader, trash_size)},
         {"kGraphHeaderHalfOffsetOffset", offsetof(GraphHeader, half_offset)},
+        {"kGraphHeaderNodeStatsOffsetOffset", offsetof(GraphHeader, node_stats_offset)},
+        {"kGraphHeaderLevelsRunOffset", offsetof(GraphHeader, levels_run)},
+        {"kGraphHeaderRecordHighWaterOffset", offsetof(GraphHeader, record_high_water)},
+        {"kNodeStatsSize", sizeof(NodeStats)},
+        {"kNodeStatsRecordsOffset", offsetof(NodeStats, records)},
+        {"kNodeStatsDispatchesOffset", offsetof(NodeStats, dispatches)},
+        {"kNodeStatsWorkgroupsOffset", offsetof(NodeStats, workgroups)},
+        {"kNodeStatsDroppedRecordsOffset", offsetof(NodeStats, dropped_records)},
+        {"kNodeStatsDropFlagsOffset", offsetof(NodeStats, drop_flags)},
+        {"kNodeStatsFirstDropLevelComplementOffset", offsetof(NodeStats, first_drop_level_complement)},
         {"kNodeStaticInfoSize", sizeof(NodeStaticInfo)},
         {"kNodeStaticInfoLaunchOffset", offsetof(NodeStaticInfo, launch)},
         {"kNodeStaticInfoRecordStrideOffset", offsetof(NodeStaticInfo, record_stride)},
@@ -136,9 +147,10 @@ TEST(LayoutConsistency, GlslStructsMatchTheCppStructs) {
     // The same markers written through the C++ structs.
     std::vector<uint8_t> expected(4096, 0);
     auto* expected_header = reinterpret_cast<GraphHeader*>(expected.data());
-    *expected_header = GraphHeader{1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, {15, 16}, {}};
-    expected_header->reserved[0] = 17;
-    expected_header->reserved[47] = 18;
+    *expected_header = GraphHeader{1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, {15, 16}, 17, 18, 19, {}};
+    expected_header->reserved[0] = 20;
+    expected_header->reserved[44] = 21;
+    reinterpret_cast<NodeStats*>(expected.data() + 3072)[1] = NodeStats{501, 502, 503, 504, 505, 506, {507, 508}};
     reinterpret_cast<NodeStaticInfo*>(expected.data() + 256)[1] =
         NodeStaticInfo{101, 102, {103, 104, 105}, 106, 107, 108, 109, 110, 111, 112, {113, 114, 115, 116}};
     auto* expected_half = reinterpret_cast<HalfHeader*>(expected.data() + 512);

@@ -40,6 +40,9 @@ struct Outcome {
     const NodeState& state(uint32_t h, uint32_t n) const {
         return reinterpret_cast<const NodeState*>(scratch.data() + layout.NodeStatesOffset(h))[n];
     }
+    const runtime::NodeStats& stats(uint32_t n) const {
+        return reinterpret_cast<const runtime::NodeStats*>(scratch.data() + layout.node_stats_offset)[n];
+    }
 };
 
 class MetaPassTest : public ::testing::Test {
@@ -327,6 +330,16 @@ TEST_F(MetaPassTest, RecordsLeftAfterTheLastLevelAreReported) {
     const Outcome outcome = Dispatch(graph, infos, Source::kHostCountDeviceInfos, {});
     EXPECT_EQ(outcome.header().status_flags, uint32_t{runtime::kStatusDepthLimit});
     EXPECT_EQ(outcome.header().dropped_records, total);
+    EXPECT_EQ(outcome.header().levels_run, 0u);
+    // Each node is charged its own leftovers, at level 0 (the level count: one past the last level, of which there are none).
+    std::vector<uint32_t> per_node(graph.nodes.size(), 0);
+    for (const TestInfo& info : infos) per_node[info.node] += static_cast<uint32_t>(info.payloads.size());
+    for (uint32_t n = 0; n < graph.nodes.size(); ++n) {
+        EXPECT_EQ(outcome.stats(n).dropped_records, per_node[n]) << n;
+        EXPECT_EQ(outcome.stats(n).drop_flags, per_node[n] != 0 ? uint32_t{runtime::kStatusDepthLimit} : 0u) << n;
+        EXPECT_EQ(outcome.stats(n).first_drop_level_complement, per_node[n] != 0 ? ~0u : 0u) << n;
+        EXPECT_EQ(outcome.stats(n).records, 0u) << n;
+    }
 }
 
 TEST_F(MetaPassTest, SharingNodesBeyondTheDirectoryCapacityAreDropped) {
@@ -350,6 +363,17 @@ TEST_F(MetaPassTest, SharingNodesBeyondTheDirectoryCapacityAreDropped) {
     const uint32_t sharer_kept = capacity - records;
     EXPECT_EQ(outcome.header().status_flags, uint32_t{runtime::kStatusRecordListOverflow});
     EXPECT_EQ(outcome.header().dropped_records, records - sharer_kept);
+    // Charged to the sharer at level 0; statistics count what each node consumed.
+    EXPECT_EQ(outcome.stats(0).dropped_records, 0u);
+    EXPECT_EQ(outcome.stats(1).dropped_records, records - sharer_kept);
+    EXPECT_EQ(outcome.stats(1).drop_flags, uint32_t{runtime::kStatusRecordListOverflow});
+    EXPECT_EQ(outcome.stats(1).first_drop_level_complement, ~0u);
+    EXPECT_EQ(outcome.stats(0).records, records);
+    EXPECT_EQ(outcome.stats(1).records, sharer_kept);
+    EXPECT_EQ(outcome.stats(1).dispatches, 1u);
+    EXPECT_EQ(outcome.stats(1).workgroups, 2 * sharer_kept);
+    EXPECT_EQ(outcome.header().levels_run, 1u);
+    EXPECT_EQ(outcome.header().record_high_water, records);
     EXPECT_EQ(outcome.state(0, 0).record_count, records);
     EXPECT_EQ(outcome.state(0, 1).record_count, sharer_kept);
     EXPECT_EQ(outcome.state(0, 1).directory_base, records);

@@ -22,6 +22,7 @@ std::vector<std::pair<uint64_t, uint64_t>> Regions(const ScratchLayout& layout) 
         {layout.node_table_offset, layout.node_table_offset + uint64_t(layout.node_count) * sizeof(NodeStaticInfo)},
         {layout.output_table_offset, layout.output_table_offset + uint64_t(layout.output_table_entries) * 4},
         {layout.trash_offset, uint64_t(layout.trash_offset) + layout.trash_size},
+        {layout.node_stats_offset, layout.node_stats_offset + uint64_t(layout.node_count) * sizeof(runtime::NodeStats)},
     };
     for (uint32_t half = 0; half < 2; ++half) {
         regions.push_back({layout.half_offset[half], layout.NodeStatesOffset(half)});
@@ -29,6 +30,9 @@ std::vector<std::pair<uint64_t, uint64_t>> Regions(const ScratchLayout& layout) 
         regions.push_back({layout.RecordsOffset(half), layout.DirectoryOffset(half)});
         regions.push_back({layout.DirectoryOffset(half), layout.HeapOffset(half)});
         regions.push_back({layout.HeapOffset(half), uint64_t(layout.HeapOffset(half)) + layout.heap_capacity});
+        // The guard after the heap: a dropped-to-heap write past the allocation (up to trash_size bytes) stays in scratch.
+        regions.push_back({uint64_t(layout.HeapOffset(half)) + layout.heap_capacity,
+                           uint64_t(layout.HeapOffset(half)) + layout.heap_capacity + layout.trash_size});
     }
     return regions;
 }
@@ -112,7 +116,8 @@ TEST(ScratchPlan, LayoutOffsetsFollowTheContractOrder) {
     EXPECT_EQ(layout.node_table_offset, sizeof(GraphHeader));
     EXPECT_EQ(layout.output_table_offset, sizeof(GraphHeader) + 3 * sizeof(NodeStaticInfo));
     EXPECT_EQ(layout.trash_offset, (layout.output_table_offset + 5 * 4 + 15) / 16 * 16);
-    EXPECT_GE(layout.half_offset[0], layout.trash_offset + 100);
+    EXPECT_EQ(layout.node_stats_offset, (layout.trash_offset + 100 + 15) / 16 * 16);
+    EXPECT_GE(layout.half_offset[0], layout.node_stats_offset + 3 * sizeof(runtime::NodeStats));
     EXPECT_EQ(layout.NodeStateOffset(1, 2), layout.half_offset[1] + 16 + 2 * 32);
     EXPECT_EQ(layout.DispatchArgsOffset(0, 1), layout.half_offset[0] + 16 + 32 + 12);
     EXPECT_EQ(layout.RecordsOffset(0), layout.half_offset[0] + 16 + 3 * 32);

@@ -170,6 +170,7 @@ TEST(SettingsTable, ContainsTheInitialSettings) {
         {"optimize_lowered_shaders", SettingType::kBool},
         {"dump_shaders_path", SettingType::kString},
         {"statistics", SettingType::kBool},
+        {"statistics_file", SettingType::kString},
         {"overflow_fatal", SettingType::kBool},
         {"debug_labels", SettingType::kBool},
     };
@@ -196,6 +197,7 @@ TEST(SettingsTable, DefaultsMatchStruct) {
     EXPECT_FALSE(defaults.optimize_lowered_shaders);
     EXPECT_TRUE(defaults.dump_shaders_path.empty());
     EXPECT_FALSE(defaults.statistics);
+    EXPECT_TRUE(defaults.statistics_file.empty());
     EXPECT_FALSE(defaults.overflow_fatal);
     EXPECT_TRUE(defaults.debug_labels);
 }

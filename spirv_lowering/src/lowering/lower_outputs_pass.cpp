@@ -51,17 +51,46 @@ class OutputHelpers {
         return {valid, e.SelectU32(valid, raw, e.U32(0))};
     }
 
+    // Charges `count` dropped records (flag bits `flags`) to graph node `node` at the level now running: the header's
+    // totals and the node's NodeStats, as ReportDrop in scratch_layout.glsl does. Only reached on the drop path.
+    void ReportDrop(Emitter& e, std::uint32_t node, std::uint32_t flags, std::uint32_t count) {
+        e.AtomicScratch(Op::OpAtomicIAdd, e.U32(offsets::kHeaderDroppedRecords), count);
+        e.AtomicScratch(Op::OpAtomicOr, e.U32(offsets::kHeaderStatusFlags), flags);
+        const std::uint32_t stats =
+            e.Add(e.LoadScratchU32(e.U32(offsets::kHeaderNodeStatsOffset)), e.Mul(node, e.U32(offsets::kNodeStatsSize)));
+        e.AtomicScratch(Op::OpAtomicIAdd, e.Add(stats, e.U32(offsets::kNodeStatsDroppedRecords)), count);
+        e.AtomicScratch(Op::OpAtomicOr, e.Add(stats, e.U32(offsets::kNodeStatsDropFlags)), flags);
+        const std::uint32_t level = e.LoadScratchU32(e.U32(offsets::kHeaderLevel));
+        e.AtomicScratch(Op::OpAtomicUMax, e.Add(stats, e.U32(offsets::kNodeStatsFirstDropLevelComplement)),
+                        e.Emit(Op::OpNot, ctx_.u32, {level}));
+    }
+
     std::uint32_t DefineInvocationAllocate(std::uint32_t output) {
         FunctionBuilder b(module_, ctx_);
         const std::uint32_t stride = ctx_.options.output_record_stride[output];
+        const std::uint32_t limit = OutputRecordLimit(ctx_.info.outputs[output]);
         const std::uint32_t params[] = {ctx_.u32, ctx_.u32};
         return b.DefineFunction(ctx_.u64, params, [&](std::span<const std::uint32_t> p) {
             Emitter& e = b.emit();
-            const std::uint32_t count = p[0];
+            // A count above NodeMaxPayloadsAMDX is undefined behaviour (facts §16); the excess is dropped and reported
+            // against this node, and what remains never exceeds what the trash region and the heap guard hold.
+            const std::uint32_t requested = p[0];
+            const std::uint32_t over_limit = e.Less(e.U32(limit), requested);
+            const std::uint32_t count = e.SelectU32(over_limit, e.U32(limit), requested);
+            b.If(over_limit, [&]() {
+                ReportDrop(e, e.U32(ctx_.options.graph_node_index), e.U32(runtime::kStatusPayloadCountClamped),
+                           e.Sub(requested, e.U32(limit)));
+            });
             // Plain variables, not a structured binding: clang < 16 cannot capture bindings in the nested lambdas below.
             const std::pair<std::uint32_t, std::uint32_t> looked_up = LookUp(e, output, p[1]);
-            const std::uint32_t valid = looked_up.first;
             const std::uint32_t target = looked_up.second;
+            // A self-enqueue past MaxNodeRecursionAMDX (OpIsNodePayloadValidAMDX says false there, facts §14) has no level
+            // to run at: dropped and reported as a recursion limit, like an index that names no node.
+            const std::uint32_t past_recursion =
+                e.LogicalAnd(looked_up.first, e.LogicalAnd(e.Equal(target, e.U32(ctx_.options.graph_node_index)),
+                                                           e.LogicalNot(e.Less(e.LoadU32Var(ctx_.var_recursion_depth),
+                                                                               e.U32(ctx_.info.max_recursion.value_or(0))))));
+            const std::uint32_t valid = e.LogicalAnd(looked_up.first, e.LogicalNot(past_recursion));
             const std::uint32_t half = e.LoadU32Var(ctx_.var_output_half);
             std::uint32_t heap_old = e.U32(0);
             std::uint32_t heap_ok = valid;
@@ -83,13 +112,13 @@ class OutputHelpers {
             const std::uint32_t delivered = e.SelectU32(heap_ok, e.Min(count, room), e.U32(0));
             const std::uint32_t dropped = e.Sub(count, delivered);
             const std::uint32_t flags = e.Or(
-                e.Or(e.SelectU32(valid, e.U32(0), e.U32(runtime::kStatusInvalidNodeIndex)),
+                e.Or(e.SelectU32(looked_up.first, e.SelectU32(past_recursion, e.U32(runtime::kStatusDepthLimit), e.U32(0)),
+                                 e.U32(runtime::kStatusInvalidNodeIndex)),
                      e.SelectU32(e.LogicalAnd(valid, e.LogicalNot(heap_ok)), e.U32(runtime::kStatusHeapOverflow), e.U32(0))),
                 e.SelectU32(e.LogicalAnd(heap_ok, e.Less(delivered, count)), e.U32(runtime::kStatusRecordListOverflow), e.U32(0)));
-            b.If(e.NotEqual(dropped, e.U32(0)), [&]() {
-                e.AtomicScratch(Op::OpAtomicIAdd, e.U32(offsets::kHeaderDroppedRecords), dropped);
-                e.AtomicScratch(Op::OpAtomicOr, e.U32(offsets::kHeaderStatusFlags), flags);
-            });
+            // Records lost for a real node are charged to it; an index that names no node is this node's fault.
+            const std::uint32_t charged = e.SelectU32(looked_up.first, target, e.U32(ctx_.options.graph_node_index));
+            b.If(e.NotEqual(dropped, e.U32(0)), [&]() { ReportDrop(e, charged, flags, dropped); });
             b.If(e.NotEqual(delivered, e.U32(0)), [&]() {
                 const std::uint32_t state =
                     e.Add(half, e.Add(e.U32(offsets::kHalfNodes + offsets::kNodeStateRecordCount), e.Mul(target, e.U32(offsets::kNodeStateSize))));

@@ -7,6 +7,7 @@
 // (structured control flow is never split around the instruction being replaced).
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <initializer_list>
 #include <memory>
@@ -36,6 +37,12 @@ inline constexpr std::uint32_t kHeaderNodeTableOffset = 40;
 inline constexpr std::uint32_t kHeaderOutputTableOffset = 44;
 inline constexpr std::uint32_t kHeaderTrashOffset = 48;
 inline constexpr std::uint32_t kHeaderHalfOffset = 56;
+inline constexpr std::uint32_t kHeaderLevel = offsetof(runtime::GraphHeader, level);
+inline constexpr std::uint32_t kHeaderNodeStatsOffset = offsetof(runtime::GraphHeader, node_stats_offset);
+inline constexpr std::uint32_t kNodeStatsSize = sizeof(runtime::NodeStats);
+inline constexpr std::uint32_t kNodeStatsDroppedRecords = offsetof(runtime::NodeStats, dropped_records);
+inline constexpr std::uint32_t kNodeStatsDropFlags = offsetof(runtime::NodeStats, drop_flags);
+inline constexpr std::uint32_t kNodeStatsFirstDropLevelComplement = offsetof(runtime::NodeStats, first_drop_level_complement);
 inline constexpr std::uint32_t kHalfHeapTop = 0;
 inline constexpr std::uint32_t kHalfRecordCount = 4;
 inline constexpr std::uint32_t kHalfNodes = 16;  // sizeof(HalfHeader)

@@ -107,13 +107,46 @@ Result<bool> RewritePayloadPointersPass::Run(Module& module) {
     }
 
     std::unordered_set<std::uint32_t> buffer_pointers;
-    for (const auto& [array, pointer] : ctx_.payload_buffer_pointer) buffer_pointers.insert(pointer);
+    // Per output record buffer: the last record index an allocation can own (OutputRecordLimit - 1).
+    std::unordered_map<std::uint32_t, std::uint32_t> last_record_index;
+    for (const auto& [array, pointer] : ctx_.payload_buffer_pointer) {
+        buffer_pointers.insert(pointer);
+        const auto output = ctx_.output_of_array_type.find(array);
+        if (output != ctx_.output_of_array_type.end()) {
+            last_record_index[pointer] = OutputRecordLimit(ctx_.info.outputs[output->second]) - 1;
+        }
+    }
     std::unordered_map<std::uint32_t, std::uint32_t> result_types = CollectResultTypes(module);
     auto type_of = [&result_types](std::uint32_t id) {
         const auto it = result_types.find(id);
         return it != result_types.end() ? it->second : 0u;
     };
     const std::uint32_t zero = types.GetConstantUint(0);
+    // Record indices past the allocation's limit are undefined behaviour; clamping them to the last record keeps the
+    // write inside the allocation, the trash region or the heap guard (issue "Robustness": never written outside scratch).
+    auto clamp_record_index = [&](std::vector<Instruction>& out, std::uint32_t pointer_type, std::uint32_t index) {
+        const auto last = last_record_index.find(pointer_type);
+        if (last == last_record_index.end()) return index;
+        const Instruction* def = module.FindDef(index);
+        if (def != nullptr && def->opcode() == Op::OpConstant && def->OperandWordCount() >= 1 && def->Word(0) <= last->second) {
+            return index;  // a constant in range (the usual case: a fixed record index)
+        }
+        const std::uint32_t index_type = type_of(index);
+        const Instruction* type_def = module.FindDef(index_type);
+        if (type_def == nullptr || type_def->opcode() != Op::OpTypeInt) return index;
+        const std::uint32_t width = type_def->Word(0);
+        // SPIR-V declares each integer type once, so the TypeManager's type of this width and signedness is index_type.
+        const std::uint32_t last_constant =
+            type_def->Word(1) != 0 ? types.GetConstantInt(last->second, width) : types.GetConstantUint(last->second, width);
+        Instruction in_range(Op::OpULessThanEqual, ctx_.bool_type, module.TakeNextId());
+        in_range.AddId(index).AddId(last_constant);
+        Instruction select(Op::OpSelect, index_type, module.TakeNextId());
+        select.AddId(in_range.result_id()).AddId(index).AddId(last_constant);
+        const std::uint32_t clamped = select.result_id();
+        out.push_back(std::move(in_range));
+        out.push_back(std::move(select));
+        return clamped;
+    };
 
     std::vector<std::uint32_t> pointer_variables;
     for (Function& function : module.mutable_functions()) {
@@ -144,9 +177,10 @@ Result<bool> RewritePayloadPointersPass::Run(Module& module) {
                         rewritten.push_back(std::move(load));
                     }
                     if (buffer_pointers.count(base_type) != 0) {
+                        const std::uint32_t record_index = clamp_record_index(rewritten, base_type, inst.Word(1));
                         Instruction chain(op, inst.type_id(), inst.result_id());
-                        chain.AddId(base).AddId(zero);
-                        for (std::size_t i = 1; i < inst.OperandWordCount(); ++i) chain.AddId(inst.Word(i));
+                        chain.AddId(base).AddId(zero).AddId(record_index);
+                        for (std::size_t i = 2; i < inst.OperandWordCount(); ++i) chain.AddId(inst.Word(i));
                         inst = std::move(chain);
                     }
                     // DXC types chains into its Function-variable copy as Function pointers; they now point into the

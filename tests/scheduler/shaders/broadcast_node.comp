@@ -53,12 +53,12 @@ void main() {
         Half output_half = HalfAt(pc.scratch, header, out_half_index);
         const uint offset = atomicAdd(output_half.heap_top, 8u);
         if (offset + 8u > header.heap_capacity) {
-            ReportDrop(header, kStatusHeapOverflow, 1u);
+            ReportDrop(pc.scratch, header, pc.self_node, header.level, kStatusHeapOverflow, 1u);
             return;
         }
         const uint slot = atomicAdd(output_half.record_count, 1u);
         if (slot >= header.record_capacity) {
-            ReportDrop(header, kStatusRecordListOverflow, 1u);
+            ReportDrop(pc.scratch, header, pc.self_node, header.level, kStatusRecordListOverflow, 1u);
             return;
         }
         Words out_payload = Words(HeapAddress(pc.scratch, header, out_half_index) + offset);

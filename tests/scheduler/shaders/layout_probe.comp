@@ -29,8 +29,11 @@ void main() {
     header.trash_size = 14u;
     header.half_offset[0] = 15u;
     header.half_offset[1] = 16u;
-    header.header_reserved[0] = 17u;
-    header.header_reserved[47] = 18u;
+    header.node_stats_offset = 17u;
+    header.levels_run = 18u;
+    header.record_high_water = 19u;
+    header.header_reserved[0] = 20u;
+    header.header_reserved[44] = 21u;
 
     NodeTable table = NodeTable(pc.out_base + 256ul);
     table.infos[1] = NodeStaticInfo(101u, 102u, uint[3](103u, 104u, 105u), 106u, 107u, 108u, 109u, 110u, 111u, 112u,
@@ -47,6 +50,9 @@ void main() {
     records.entries[1] = RecordEntry(301u, 302u, 303u, 304u);
     Directory directory = Directory(pc.out_base + 1088ul);
     directory.entries[1] = DirectoryEntry(401u, 402u, 403u, 404u);
+
+    NodeStatsTable stats = NodeStatsTable(pc.out_base + 3072ul);
+    stats.stats[1] = NodeStats(501u, 502u, 503u, 504u, 505u, 506u, uint[2](507u, 508u));
 
     GraphHeader probe = GraphHeader(pc.probe_header);
     Words derived = Words(pc.out_base + 2048ul);

@@ -29,7 +29,12 @@ enum StatusFlag : uint32_t {
     kStatusGridClamped = 1u << 3,         // a dynamic grid exceeded MaxNumWorkgroupsAMDX or the advertised limits
     kStatusInvalidNodeIndex = 1u << 4,    // an allocation or entry named no node in the graph
     kStatusUninitialized = 1u << 5,       // scratch was not initialized for this graph
+    kStatusPayloadCountClamped = 1u << 6,  // an allocation asked for more records than NodeMaxPayloadsAMDX (or 256)
 };
+
+// maxExecutionGraphShaderPayloadCount as advertised: the most records one allocation can deliver, whatever its output's
+// NodeMaxPayloadsAMDX says (lowered allocations clamp to min(NodeMaxPayloadsAMDX, this)).
+inline constexpr uint32_t kMaxPayloadsPerAllocation = 256;
 
 // Offset 0 of scratch. Written at the start of every graph dispatch (vkCmdUpdateBuffer) except the fields the
 // meta shaders maintain (input_half, level, status, counters).
@@ -41,7 +46,7 @@ struct GraphHeader {
     uint32_t level;             // current level, 0 for the entry nodes
     uint32_t status_flags;      // StatusFlag bits
     uint32_t dropped_records;   // total records dropped (atomic)
-    uint32_t heap_high_water;   // largest heap_top seen in either half (atomicMax)
+    uint32_t heap_high_water;   // largest heap_top of either half in this dispatch (atomicMax; past heap_capacity on overflow)
     uint32_t record_capacity;   // record-list and directory entries per half
     uint32_t heap_capacity;     // payload heap bytes per half
     uint32_t node_table_offset;  // NodeStaticInfo[node_count], from scratch base
@@ -49,9 +54,28 @@ struct GraphHeader {
     uint32_t trash_offset;      // where dropped allocations write, from scratch base
     uint32_t trash_size;
     uint32_t half_offset[2];    // HalfHeader of each half, from scratch base
-    uint32_t reserved[48];
+    uint32_t node_stats_offset;  // NodeStats[node_count], from scratch base
+    uint32_t levels_run;         // levels of this dispatch that had records (prepare pass)
+    uint32_t record_high_water;  // largest record_count of either half in this dispatch (prepare pass; past capacity on overflow)
+    uint32_t reserved[45];
 };
 static_assert(sizeof(GraphHeader) == 256);
+
+// Per node and per dispatch (cleared at the start of every graph dispatch): what the node ran and what it lost. The layer
+// reads these back after each dispatch for the dropped-work report and the `statistics` setting (docs/reliability.md).
+// A drop is charged to the node that loses the records (the allocation's target, the entry's node, the node whose grid
+// or level overflowed), except allocations that name no node or ask for too many records: those are charged to the
+// allocating node.
+struct NodeStats {
+    uint32_t records;          // records this node consumed, summed over levels (prepare pass)
+    uint32_t dispatches;       // levels in which this node ran at least one workgroup (args pass)
+    uint32_t workgroups;       // workgroups it ran, summed over levels, saturating at 0xFFFFFFFF (args pass)
+    uint32_t dropped_records;  // records charged to this node that were dropped (atomicAdd)
+    uint32_t drop_flags;       // StatusFlag bits of those drops, and kStatusGridClamped for grids cut without a drop (atomicOr)
+    uint32_t first_drop_level_complement;  // ~(lowest level with a drop) by atomicMax, so that zero-filled means "none"
+    uint32_t reserved[2];
+};
+static_assert(sizeof(NodeStats) == 32);
 
 // Per node, written at initialization; read by the meta shaders (and usable by lowered shaders).
 struct NodeStaticInfo {

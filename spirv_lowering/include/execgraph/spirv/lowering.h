@@ -13,6 +13,7 @@
 #include <optional>
 #include <vector>
 
+#include "execgraph/runtime/scratch_layout.h"
 #include "execgraph/spirv/module.h"
 #include "execgraph/spirv/node_info.h"
 #include "execgraph/spirv/result.h"
@@ -43,6 +44,16 @@ struct LoweredNode {
     // scalarBlockLayout). Set only when `validate` ran.
     bool requires_scalar_block_layout = false;
 };
+
+// The most records one allocation on `output` delivers: its NodeMaxPayloadsAMDX, at most maxExecutionGraphShaderPayloadCount.
+// Lowered allocations clamp their count to it (reporting the excess) and record indices to it, and the layer sizes the
+// trash region for it, so no node write leaves scratch (docs/reliability.md).
+inline std::uint32_t OutputRecordLimit(const NodeOutputInfo& output) {
+    return output.max_payloads == 0
+               ? 1u
+               : (output.max_payloads < runtime::kMaxPayloadsPerAllocation ? output.max_payloads
+                                                                           : runtime::kMaxPayloadsPerAllocation);
+}
 
 // Lowers `info.entry_point_name` of `module` (which AnalyzeNode described as `info`). Never returns invalid SPIR-V:
 // unsupported shapes fail with an Error that names the construct, and with `validate` the result is checked.

@@ -1,0 +1,399 @@
+// GPU-side faults end to end (docs/reliability.md, "GPU-side faults and reports"): payload heap overflow, node indices
+// that name no node, payload counts above NodeMaxPayloadsAMDX, clamped grids and runaway recursion are survived,
+// never written outside scratch, and reported with the pipeline, node, level and count by the time the application's
+// wait returns; the `statistics` line matches the records each node ran; `overflow_fatal` aborts.
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <cctype>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <functional>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "graph_test_fixture.h"
+
+namespace execgraph::test {
+namespace {
+
+// fault_emitter's input record: allocate `count` records on Sink[index], the i-th holding value + i.
+struct EmitRecord {
+    uint32_t index, count, value;
+};
+
+std::vector<NodeStage> FaultGraphStages() {
+    return {{ReadModule("fault_emitter"), "main", "Emitter"},
+            {ReadModule("big_sink"), "main", "Sink", 0},
+            {ReadModule("big_sink"), "main", "Sink", 1}};
+}
+
+std::vector<std::string> MessagesWithId(const MessageLog& log, const std::string& id) {
+    std::vector<std::string> texts;
+    for (const MessageLog::Message& message : log.Messages()) {
+        if (message.id == id) texts.push_back(message.text);
+    }
+    return texts;
+}
+
+#define EXPECT_CONTAINS(text, part) EXPECT_NE((text).find(part), std::string::npos) << "missing \"" << (part) << "\" in: " << (text)
+
+class GpuFaults : public GraphTest {
+  protected:
+    // Builds the emitter graph, names it, and runs `records` through it in `scratch` (or fresh minSize scratch).
+    VkPipeline RunEmitter(TestBuffer& uav, const std::vector<EmitRecord>& records, const char* name = "faults") {
+        layout_ = context_.CreateStorageBufferLayout({&uav});
+        VkPipeline graph = context_.CreateGraph(FaultGraphStages(), layout_);
+        EXPECT_NE(graph, VK_NULL_HANDLE) << context_.log().Problems();
+        if (graph == VK_NULL_HANDLE) return graph;
+        auto set_name = reinterpret_cast<PFN_vkSetDebugUtilsObjectNameEXT>(
+            vkGetDeviceProcAddr(context_.device(), "vkSetDebugUtilsObjectNameEXT"));
+        VkDebugUtilsObjectNameInfoEXT name_info{VK_STRUCTURE_TYPE_DEBUG_UTILS_OBJECT_NAME_INFO_EXT};
+        name_info.objectType = VK_OBJECT_TYPE_PIPELINE;
+        name_info.objectHandle = reinterpret_cast<uint64_t>(graph);
+        name_info.pObjectName = name;
+        EXPECT_EQ(set_name(context_.device(), &name_info), VK_SUCCESS);
+        scratch_ = &PrepareScratch(graph);
+        VkDescriptorSet set = context_.descriptor_set();
+        const uint32_t entry = context_.NodeIndex(graph, "Emitter", 0);
+        context_.Submit([&](VkCommandBuffer cmd) {
+            BindGraph(cmd, graph, layout_, set);
+            DispatchHost(cmd, *scratch_, {{entry, static_cast<uint32_t>(records.size()), records.data(), sizeof(EmitRecord)}});
+        });
+        return graph;
+    }
+
+    std::vector<std::string> DroppedWork() { return MessagesWithId(context_.log(), "EXECGRAPH-DROPPED-WORK"); }
+
+    VkPipelineLayout layout_ = VK_NULL_HANDLE;
+    TestBuffer* scratch_ = nullptr;
+};
+
+TEST_F(GpuFaults, InvalidNodeIndexIsReportedAgainstTheAllocatingNode) {
+    TestBuffer& uav = Uav(8);
+    RunEmitter(uav, {{0, 1, 10}, {5, 2, 20}, {7, 1, 30}});
+    ExpectUav(uav, {10, 1});  // only the record for Sink[0] ran
+    const std::vector<std::string> reports = DroppedWork();
+    ASSERT_EQ(reports.size(), 1u) << context_.log().Problems();
+    EXPECT_CONTAINS(reports[0], "vkCmdDispatchGraphAMDX with execution graph faults: 3 records were dropped");
+    EXPECT_CONTAINS(reports[0],
+                    "Node Emitter[0]: 3 records dropped from level 0 (an allocation or entry named no node of the graph)");
+    context_.log().Clear();
+}
+
+TEST_F(GpuFaults, PayloadCountAboveNodeMaxPayloadsIsClampedAndReported) {
+    // Sink has NodeMaxPayloadsAMDX 4: six records become four, and the shader's writes to records 4 and 5 land on
+    // record 3 (the clamped index), so record 3 holds the last value written.
+    TestBuffer& uav = Uav(8);
+    RunEmitter(uav, {{1, 6, 100}});
+    ExpectUav(uav, {0, 0, 100 + 101 + 102 + 105, 4});
+    const std::vector<std::string> reports = DroppedWork();
+    ASSERT_EQ(reports.size(), 1u) << context_.log().Problems();
+    EXPECT_CONTAINS(reports[0], "faults: 2 records were dropped");
+    EXPECT_CONTAINS(reports[0],
+                    "Node Emitter[0]: 2 records dropped from level 0 (an allocation asked for more records than its output's "
+                    "NodeMaxPayloadsAMDX");
+    context_.log().Clear();
+}
+
+TEST_F(GpuFaults, HeapOverflowIsReportedAgainstTheTargetNodeWithTheExactCount) {
+    // 200 allocations of four 1 KiB records: far more than a minSize heap half holds.
+    constexpr uint32_t kEntries = 200;
+    std::vector<EmitRecord> records(kEntries, EmitRecord{0, 4, 1});
+    TestBuffer& uav = Uav(8);
+    RunEmitter(uav, records);
+    const uint32_t heap_capacity = scratch_->As<uint32_t>()[9];  // GraphHeader::heap_capacity
+    const uint32_t fitting = heap_capacity / 4096;  // each allocation takes 4 KiB; the first failure fails all later ones
+    ASSERT_LT(fitting, kEntries);
+    EXPECT_EQ(uav.As<uint32_t>()[1], 4 * fitting) << "records that ran";
+    const std::vector<std::string> reports = DroppedWork();
+    ASSERT_EQ(reports.size(), 1u) << context_.log().Problems();
+    const std::string dropped = std::to_string(4 * (kEntries - fitting));
+    EXPECT_CONTAINS(reports[0], "faults: " + dropped + " records were dropped");
+    EXPECT_CONTAINS(reports[0],
+                    "Node Sink[0]: " + dropped + " records dropped from level 0 (the payload heap of a scratch half was full)");
+    EXPECT_CONTAINS(reports[0], "of " + std::to_string(heap_capacity) + " bytes per scratch half");
+    context_.log().Clear();
+}
+
+TEST_F(GpuFaults, RunawayRecursionIsCutAtTheLimitAndReported) {
+    TestBuffer& uav = Uav(8);
+    const uint32_t depth0 = 0;
+    VkPipeline graph = RunGraph({{ReadModule("runaway_recursion"), "main", "Runaway"}}, uav, {{"Runaway", 0, 1, &depth0, 4}});
+    ASSERT_NE(graph, VK_NULL_HANDLE);
+    ExpectUav(uav, {1, 1, 1, 1});  // depths 0..3 ran once each (MaxNodeRecursionAMDX 3); depth 4 never did
+    const std::vector<std::string> reports = DroppedWork();
+    ASSERT_EQ(reports.size(), 1u) << context_.log().Problems();
+    EXPECT_CONTAINS(reports[0], "with execution graph 0x");  // unnamed: the handle
+    EXPECT_CONTAINS(reports[0], ": 1 records were dropped");
+    EXPECT_CONTAINS(reports[0], "Node Runaway[0]: 1 records dropped from level 3 (the recursion limit (MaxNodeRecursionAMDX)");
+    context_.log().Clear();
+}
+
+TEST_F(GpuFaults, GridAboveMaxNumWorkgroupsIsClampedAndReported) {
+    // basic_grid declares MaxNumWorkgroupsAMDX (2,2,2); a (5,1,2) grid runs as (2,1,2).
+    TestBuffer& uav = Uav(512);
+    const uint32_t grid[3] = {5, 1, 2};
+    RunGraph({{ReadModule("basic_grid"), "main", "Grid"}}, uav, {{"Grid", 0, 1, grid, sizeof(grid)}});
+    std::vector<uint32_t> expected;
+    AddGridCells(expected, 2, 1, 2, 1);
+    ExpectUav(uav, expected);
+    const std::vector<std::string> reports = DroppedWork();
+    ASSERT_EQ(reports.size(), 1u) << context_.log().Problems();
+    EXPECT_CONTAINS(reports[0], ": 0 records were dropped (a dynamic grid exceeded MaxNumWorkgroupsAMDX");
+    EXPECT_CONTAINS(reports[0], "Node Grid[0]: 0 records dropped from level 0 (a dynamic grid exceeded MaxNumWorkgroupsAMDX");
+    context_.log().Clear();
+}
+
+// Device-side entries (vkCmdDispatchGraphIndirectCountAMDX) are only read on the GPU: one naming no node is charged to
+// no node, and the valid one still runs.
+TEST_F(GpuFaults, DeviceEntryNamingNoNodeIsReportedAsAnEntry) {
+    TestBuffer& uav = Uav(8);
+    VkPipelineLayout layout = context_.CreateStorageBufferLayout({&uav});
+    VkPipeline graph = context_.CreateGraph(FaultGraphStages(), layout);
+    ASSERT_NE(graph, VK_NULL_HANDLE) << context_.log().Problems();
+    TestBuffer& scratch = PrepareScratch(graph);
+    TestBuffer& device_data =
+        Own(context_.CreateBuffer(4096, VK_BUFFER_USAGE_INDIRECT_BUFFER_BIT | VK_BUFFER_USAGE_STORAGE_BUFFER_BIT));
+    auto* bytes = device_data.As<uint8_t>();
+    const EmitRecord records[2] = {{1, 2, 7}, {0, 1, 1}};
+    std::memcpy(bytes + 1024, records, sizeof(records));
+    VkDispatchGraphInfoAMDX infos[2] = {{context_.NodeIndex(graph, "Emitter", 0), 1, {}, sizeof(EmitRecord)},
+                                        {42, 5, {}, sizeof(EmitRecord)}};
+    infos[0].payloads.deviceAddress = device_data.address + 1024;
+    infos[1].payloads.deviceAddress = device_data.address + 1024 + sizeof(EmitRecord);
+    std::memcpy(bytes + 256, infos, sizeof(infos));
+    VkDispatchGraphCountInfoAMDX count_info{2, {}, sizeof(VkDispatchGraphInfoAMDX)};
+    count_info.infos.deviceAddress = device_data.address + 256;
+    std::memcpy(bytes, &count_info, sizeof(count_info));
+    VkDescriptorSet set = context_.descriptor_set();
+    context_.Submit([&](VkCommandBuffer cmd) {
+        BindGraph(cmd, graph, layout, set);
+        context_.vkCmdDispatchGraphIndirectCountAMDX(cmd, scratch.address, scratch.size, device_data.address);
+    });
+    ExpectUav(uav, {0, 0, 7 + 8, 2});
+    const std::vector<std::string> reports = DroppedWork();
+    ASSERT_EQ(reports.size(), 1u) << context_.log().Problems();
+    EXPECT_CONTAINS(reports[0], "vkCmdDispatchGraphIndirectCountAMDX with execution graph 0x");
+    EXPECT_CONTAINS(reports[0], ": 5 records were dropped (an allocation or entry named no node of the graph)");
+    EXPECT_CONTAINS(reports[0], "Entries that named no node of the graph: 5 records.");
+    EXPECT_EQ(reports[0].find("Node "), std::string::npos) << reports[0];
+    context_.log().Clear();
+}
+
+// Scratch in the middle of a larger buffer: an overflowing dispatch (heap overflow, unknown nodes, clamped counts whose
+// writes go past the clamp) leaves every byte before and after [scratch, scratch + scratchSize) untouched.
+TEST_F(GpuFaults, NothingOutsideScratchIsWritten) {
+    TestBuffer& uav = Uav(8);
+    VkPipelineLayout layout = context_.CreateStorageBufferLayout({&uav});
+    VkPipeline graph = context_.CreateGraph(FaultGraphStages(), layout);
+    ASSERT_NE(graph, VK_NULL_HANDLE) << context_.log().Problems();
+    VkExecutionGraphPipelineScratchSizeAMDX size{VK_STRUCTURE_TYPE_EXECUTION_GRAPH_PIPELINE_SCRATCH_SIZE_AMDX};
+    ASSERT_EQ(context_.vkGetExecutionGraphPipelineScratchSizeAMDX(context_.device(), graph, &size), VK_SUCCESS);
+    constexpr VkDeviceSize kGuard = 64 * 1024;
+    constexpr uint8_t kSentinel = 0xC3;
+    TestBuffer& buffer = Own(context_.CreateScratch(kGuard + size.minSize + kGuard));
+    std::memset(buffer.mapped, kSentinel, buffer.size);
+    const VkDeviceAddress scratch = buffer.address + kGuard;
+    ASSERT_EQ(scratch % 64, 0u);
+    std::vector<EmitRecord> records;
+    // Sink[0], Sink[1] or no node; 60..68 records against a limit of 4, so unclamped writes would run 64 KiB past the
+    // allocation that ends up last in the heap of half 1, which ends where scratch ends.
+    for (uint32_t i = 0; i < 300; ++i) records.push_back({i % 3, 60 + i % 9, i});
+    const uint32_t entry = context_.NodeIndex(graph, "Emitter", 0);
+    VkDescriptorSet set = context_.descriptor_set();
+    context_.Submit([&](VkCommandBuffer cmd) {
+        context_.vkCmdInitializeGraphScratchMemoryAMDX(cmd, graph, scratch, size.minSize);
+        BindGraph(cmd, graph, layout, set);
+        VkDispatchGraphInfoAMDX info{entry, static_cast<uint32_t>(records.size()), {}, sizeof(EmitRecord)};
+        info.payloads.hostAddress = records.data();
+        VkDispatchGraphCountInfoAMDX count_info{1, {}, sizeof(info)};
+        count_info.infos.hostAddress = &info;
+        context_.vkCmdDispatchGraphAMDX(cmd, scratch, size.minSize, &count_info);
+    });
+    const auto* bytes = static_cast<const uint8_t*>(buffer.mapped);
+    size_t changed = 0;
+    for (VkDeviceSize i = 0; i < kGuard; ++i) changed += bytes[i] != kSentinel;
+    for (VkDeviceSize i = kGuard + size.minSize; i < buffer.size; ++i) changed += bytes[i] != kSentinel;
+    EXPECT_EQ(changed, 0u) << "bytes outside the scratch range were written";
+    const std::vector<std::string> reports = DroppedWork();
+    ASSERT_EQ(reports.size(), 1u) << context_.log().Problems();
+    EXPECT_CONTAINS(reports[0], "the payload heap of a scratch half was full");
+    EXPECT_CONTAINS(reports[0], "named no node");
+    EXPECT_CONTAINS(reports[0], "NodeMaxPayloadsAMDX");
+    context_.log().Clear();
+}
+
+// A flat JSON reader for the statistics line: "key" -> number text, "key.sub" -> number for one nested object level,
+// "key" -> "[...]" text for arrays. Fails the test on anything else.
+std::map<std::string, std::string> ParseStatistics(const std::string& line) {
+    std::map<std::string, std::string> values;
+    size_t at = 0;
+    auto skip = [&] {
+        while (at < line.size() && std::isspace(static_cast<unsigned char>(line[at]))) ++at;
+    };
+    auto expect = [&](char c) {
+        skip();
+        if (at >= line.size() || line[at] != c) {
+            ADD_FAILURE() << "expected '" << c << "' at " << at << " in " << line;
+            at = line.size();
+            return false;
+        }
+        ++at;
+        return true;
+    };
+    auto string = [&]() -> std::string {
+        if (!expect('"')) return {};
+        std::string text;
+        while (at < line.size() && line[at] != '"') {
+            if (line[at] == '\\') ++at;
+            text += line[at++];
+        }
+        ++at;
+        return text;
+    };
+    auto scalar = [&]() -> std::string {
+        skip();
+        if (line[at] == '"') return string();
+        if (line[at] == '[') {
+            const size_t end = line.find(']', at);
+            std::string text = line.substr(at, end - at + 1);
+            at = end + 1;
+            return text;
+        }
+        const size_t begin = at;
+        while (at < line.size() && (std::isdigit(static_cast<unsigned char>(line[at])) || line[at] == '-')) ++at;
+        return line.substr(begin, at - begin);
+    };
+    std::function<void(const std::string&)> object = [&](const std::string& prefix) {
+        if (!expect('{')) return;
+        skip();
+        if (line[at] == '}') {
+            ++at;
+            return;
+        }
+        do {
+            const std::string key = prefix + string();
+            if (!expect(':')) return;
+            skip();
+            if (line[at] == '{') {
+                values[key] = "{}";
+                object(key + ".");
+            } else {
+                values[key] = scalar();
+            }
+            skip();
+        } while (at < line.size() && line[at] == ',' && ++at);
+        expect('}');
+    };
+    object("");
+    return values;
+}
+
+TEST(Statistics, OneJsonLinePerDispatchWithRecordsPerNode) {
+    const std::string file = ::testing::TempDir() + "execgraph_statistics_" + std::to_string(::getpid()) + ".jsonl";
+    std::filesystem::remove(file);
+    setenv("VK_EXECGRAPH_SHADER_ENQUEUE_STATISTICS", "1", 1);
+    setenv("VK_EXECGRAPH_SHADER_ENQUEUE_STATISTICS_FILE", file.c_str(), 1);
+    std::vector<std::string> lines;
+    {
+        GraphTestContext context;
+        unsetenv("VK_EXECGRAPH_SHADER_ENQUEUE_STATISTICS");
+        unsetenv("VK_EXECGRAPH_SHADER_ENQUEUE_STATISTICS_FILE");
+        ASSERT_TRUE(context.ok());
+        TestBuffer uav = context.CreateBuffer(8 * sizeof(uint32_t), VK_BUFFER_USAGE_STORAGE_BUFFER_BIT);
+        VkPipelineLayout layout = context.CreateStorageBufferLayout({&uav});
+        VkPipeline graph = context.CreateGraph(FaultGraphStages(), layout);
+        ASSERT_NE(graph, VK_NULL_HANDLE) << context.log().Problems();
+        VkExecutionGraphPipelineScratchSizeAMDX size{VK_STRUCTURE_TYPE_EXECUTION_GRAPH_PIPELINE_SCRATCH_SIZE_AMDX};
+        ASSERT_EQ(context.vkGetExecutionGraphPipelineScratchSizeAMDX(context.device(), graph, &size), VK_SUCCESS);
+        TestBuffer scratch = context.CreateScratch(size.minSize);
+        const std::vector<EmitRecord> records = {{0, 2, 1}, {1, 3, 10}, {0, 1, 100}};
+        VkDispatchGraphInfoAMDX info{context.NodeIndex(graph, "Emitter", 0), 3, {}, sizeof(EmitRecord)};
+        info.payloads.hostAddress = records.data();
+        VkDispatchGraphCountInfoAMDX count_info{1, {}, sizeof(info)};
+        count_info.infos.hostAddress = &info;
+        VkDescriptorSet set = context.descriptor_set();
+        context.Submit([&](VkCommandBuffer cmd) {
+            context.vkCmdInitializeGraphScratchMemoryAMDX(cmd, graph, scratch.address, scratch.size);
+            vkCmdBindPipeline(cmd, VK_PIPELINE_BIND_POINT_EXECUTION_GRAPH_AMDX, graph);
+            vkCmdBindDescriptorSets(cmd, VK_PIPELINE_BIND_POINT_EXECUTION_GRAPH_AMDX, layout, 0, 1, &set, 0, nullptr);
+            context.vkCmdDispatchGraphAMDX(cmd, scratch.address, scratch.size, &count_info);
+        });
+        // The records ran as the statistics will say.
+        EXPECT_EQ(uav.As<uint32_t>()[0], 1u + 2u + 100u);
+        EXPECT_EQ(uav.As<uint32_t>()[1], 3u);
+        EXPECT_EQ(uav.As<uint32_t>()[2], 10u + 11u + 12u);
+        EXPECT_EQ(uav.As<uint32_t>()[3], 3u);
+        lines = MessagesWithId(context.log(), "EXECGRAPH-STATISTICS");
+        EXPECT_EQ(context.log().Problems(), "");
+        context.Destroy(scratch);
+        context.Destroy(uav);
+    }
+    ASSERT_EQ(lines.size(), 1u);
+    // Debug-utils texts carry the layer's "execgraph: " prefix; the file holds the bare JSON line.
+    const std::string prefix = "execgraph: ";
+    ASSERT_EQ(lines[0].rfind(prefix, 0), 0u) << lines[0];
+    lines[0].erase(0, prefix.size());
+    std::ifstream stream(file);
+    std::string file_line;
+    ASSERT_TRUE(std::getline(stream, file_line)) << file;
+    EXPECT_EQ(file_line, lines[0]) << "the file gets the same line as debug utils";
+    std::string extra;
+    EXPECT_FALSE(std::getline(stream, extra)) << "one line per dispatch";
+    std::filesystem::remove(file);
+
+    std::map<std::string, std::string> stats = ParseStatistics(lines[0]);
+    EXPECT_EQ(stats["command"], "vkCmdDispatchGraphAMDX");
+    EXPECT_EQ(stats["pipeline"].rfind("0x", 0), 0u) << "unnamed graph: its handle";
+    EXPECT_EQ(stats["levels"], "2");
+    EXPECT_EQ(stats["node_dispatches"], "3");
+    EXPECT_EQ(stats["records.Emitter[0]"], "3");
+    EXPECT_EQ(stats["records.Sink[0]"], "3");
+    EXPECT_EQ(stats["records.Sink[1]"], "3");
+    EXPECT_EQ(stats["workgroups.Emitter[0]"], "1");  // a thread node: one batch of up to 32 records per workgroup
+    EXPECT_EQ(stats["record_high_water"], "6");
+    EXPECT_EQ(stats["heap_high_water"], std::to_string((2 + 3 + 1) * 1024));
+    EXPECT_NE(stats["record_capacity"], "");
+    EXPECT_NE(stats["heap_capacity"], "");
+    EXPECT_EQ(stats["dropped"], "0");
+    EXPECT_EQ(stats["dropped_by_node"], "{}");
+    EXPECT_EQ(stats["overflow"], "[]");
+}
+
+// Dispatches a graph whose entry names no node, with overflow_fatal set: never returns.
+void RunDispatchThatDropsWorkWithOverflowFatal() {
+    setenv("VK_EXECGRAPH_SHADER_ENQUEUE_OVERFLOW_FATAL", "1", 1);
+    GraphTestContext context;
+    TestBuffer uav = context.CreateBuffer(8 * sizeof(uint32_t), VK_BUFFER_USAGE_STORAGE_BUFFER_BIT);
+    VkPipelineLayout layout = context.CreateStorageBufferLayout({&uav});
+    VkPipeline graph = context.CreateGraph(FaultGraphStages(), layout);
+    VkExecutionGraphPipelineScratchSizeAMDX size{VK_STRUCTURE_TYPE_EXECUTION_GRAPH_PIPELINE_SCRATCH_SIZE_AMDX};
+    context.vkGetExecutionGraphPipelineScratchSizeAMDX(context.device(), graph, &size);
+    TestBuffer scratch = context.CreateScratch(size.minSize);
+    const EmitRecord record{9, 1, 1};  // names no node
+    VkDispatchGraphInfoAMDX info{context.NodeIndex(graph, "Emitter", 0), 1, {}, sizeof(EmitRecord)};
+    info.payloads.hostAddress = &record;
+    VkDispatchGraphCountInfoAMDX count_info{1, {}, sizeof(info)};
+    count_info.infos.hostAddress = &info;
+    VkDescriptorSet set = context.descriptor_set();
+    context.Submit([&](VkCommandBuffer cmd) {
+        context.vkCmdInitializeGraphScratchMemoryAMDX(cmd, graph, scratch.address, scratch.size);
+        vkCmdBindPipeline(cmd, VK_PIPELINE_BIND_POINT_EXECUTION_GRAPH_AMDX, graph);
+        vkCmdBindDescriptorSets(cmd, VK_PIPELINE_BIND_POINT_EXECUTION_GRAPH_AMDX, layout, 0, 1, &set, 0, nullptr);
+        context.vkCmdDispatchGraphAMDX(cmd, scratch.address, scratch.size, &count_info);
+    });
+}
+
+// overflow_fatal: the process dies right after the report, with the report on stderr for the CI log.
+TEST(OverflowFatalDeathTest, AbortsAfterReportingDroppedWork) {
+    GTEST_FLAG_SET(death_test_style, "threadsafe");  // the child starts from scratch instead of forking lavapipe's threads
+    EXPECT_DEATH(RunDispatchThatDropsWorkWithOverflowFatal(),
+                 "overflow_fatal: aborting after EXECGRAPH-DROPPED-WORK: .*1 records were dropped.*Node Emitter\\[0\\]");
+}
+
+}  // namespace
+}  // namespace execgraph::test
