@@ -200,7 +200,7 @@ void RecordGraphDispatch(DeviceState& device, VkCommandBuffer command_buffer, Vk
         const GraphNode& node = graph.nodes[n];
         plan.nodes.push_back({node.pipeline, graph.lowered_layout, graph.context_offset, node.info.input_record.size,
                               graph.static_infos[n].shares_input_with,
-                              labels ? node.name + "[" + std::to_string(node.shader_index) + "]" : std::string()});
+                              labels ? &(*graph.node_labels)[n] : nullptr});
     }
     // What every node sees: the application's execution-graph descriptor sets and push constants, with the lowered layout
     // (identical set layouts, so the sets are compatible). The meta pipelines use no descriptor sets, so the sets are

@@ -371,7 +371,7 @@ RecordResult SchedulerRecorder::RecordDispatch(VkCommandBuffer cmd, const Scratc
         const NodePushContext context{scratch.address, 0, 0};
         for (uint32_t node : plan.levels[level]) {
             const NodeDispatchPlan& node_plan = plan.nodes[node];
-            if (labels) BeginLabel(cmd, node_plan.label);
+            if (labels && node_plan.label != nullptr) BeginLabel(cmd, *node_plan.label);
             dispatch_->CmdBindPipeline(cmd, VK_PIPELINE_BIND_POINT_COMPUTE, node_plan.pipeline);
             if (plan.bind_node_state) plan.bind_node_state(cmd, node);
             dispatch_->CmdPushConstants(cmd, node_plan.layout, VK_SHADER_STAGE_COMPUTE_BIT, node_plan.context_offset, sizeof(context),

@@ -51,7 +51,7 @@ struct NodeDispatchPlan {
     uint32_t context_offset = 0;              // where NodePushContext is pushed (LoweringOptions::context_offset)
     uint32_t payload_size = 0;                // exact input record bytes; host-staged entries copy this many per payload
     uint32_t shares_input_with = runtime::kInvalidNode;  // as NodeStaticInfo::shares_input_with
-    std::string label;                        // its label with GraphPlan::debug_labels, e.g. "shade[2]"
+    const std::string* label = nullptr;       // its label with GraphPlan::debug_labels, e.g. "shade[2]"; outlives recording
 };
 
 struct GraphPlan {
