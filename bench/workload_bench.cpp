@@ -9,6 +9,7 @@
 //   EXECGRAPH_BENCH_COMMIT    recorded in the JSON (scripts/bench-device.sh sets it)
 // Exit status: 0 when every workload that ran produced correct results, 1 otherwise.
 #include <algorithm>
+#include <array>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -50,6 +51,15 @@ const uint32_t kBaseGridArgs[] = {
 const uint32_t kBaseGrid[] = {
 #include "base_grid.inc"
 };
+const uint32_t kBaseRasterSetup[] = {
+#include "base_raster_setup.inc"
+};
+const uint32_t kBaseRasterSmall[] = {
+#include "base_raster_small.inc"
+};
+const uint32_t kBaseRasterLarge[] = {
+#include "base_raster_large.inc"
+};
 
 // ---- CPU references: the same functions as bench/shaders/bench_common.glsl and the node modules -----------------
 
@@ -78,6 +88,31 @@ uint32_t HashItem(uint32_t v) {
 uint32_t ChildSeed(uint32_t seed, uint32_t k) {
     const uint32_t s = (seed * 8u + k) * 2654435761u;
     return s ^ (s >> 16);
+}
+
+// SetUpTriangle of bench_common.glsl: {grid, tiles_x, value, min_x, min_y, max_x, max_y, width, a0, b0, c0, a1, b1, c1,
+// a2, b2, c2}, signed values as two's complement.
+constexpr uint32_t kTriangleWords = 17;
+constexpr uint32_t kSmallTrianglePixels = 256;
+std::array<uint32_t, kTriangleWords> SetUpTriangle(uint32_t index, uint32_t width, uint32_t height) {
+    const uint32_t a = HashItem(4 * index), b = HashItem(4 * index + 1), h = HashItem(4 * index + 2);
+    const uint32_t depth = HashItem(4 * index + 3) & 0xFFFFu;
+    const int32_t size = static_cast<int32_t>(1u + (h >> 8) % (1u << (2u + h % 7u)));
+    const int32_t x0 = static_cast<int32_t>(a % width), y0 = static_cast<int32_t>(b % height);
+    const int32_t x1 = ((h >> 28) & 1u) ? x0 - size : x0 + size;
+    const int32_t y2 = ((h >> 29) & 1u) ? y0 - size : y0 + size;
+    const int32_t min_x = std::max(std::min(x0, x1), 0), max_x = std::min(std::max(x0, x1), int32_t(width) - 1);
+    const int32_t min_y = std::max(std::min(y0, y2), 0), max_y = std::min(std::max(y0, y2), int32_t(height) - 1);
+    int32_t edges[9] = {0, x1 - x0, x0 * y0 - x1 * y0, y0 - y2, x0 - x1, x1 * y2 - x0 * y0, y2 - y0, 0, x0 * y0 - x0 * y2};
+    if (edges[1] * y2 + edges[2] < 0) {
+        for (int32_t& coefficient : edges) coefficient = -coefficient;
+    }
+    const uint32_t tiles_x = (max_x - min_x + 8) / 8, tiles_y = (max_y - min_y + 8) / 8;
+    std::array<uint32_t, kTriangleWords> t{
+        tiles_x * tiles_y, tiles_x, (depth << 16) | (index & 0xFFFFu), uint32_t(min_x), uint32_t(min_y), uint32_t(max_x),
+        uint32_t(max_y),   width};
+    for (int e = 0; e < 9; ++e) t[8 + e] = static_cast<uint32_t>(edges[e]);
+    return t;
 }
 
 // ---- Options and results -----------------------------------------------------------------------------------------
@@ -676,6 +711,93 @@ Result RunDynamicGrid(BenchDevice& device, const Options& options, uint32_t reco
     return result;
 }
 
+// ---- Workload 7: compute rasteriser ------------------------------------------------------------------------------
+
+// `count` procedural triangles binned by bounding-box area: small ones to a thread node (one invocation per triangle),
+// large ones to a dynamic-grid broadcast node (one 8x8 workgroup per tile), each covered pixel keeping the largest
+// depth-and-index value with an atomic max (order independent, so both implementations and the CPU agree exactly).
+Result RunRaster(BenchDevice& device, const Options& options, uint32_t count, uint32_t width, uint32_t height) {
+    Result result;
+    result.name = "raster";
+    std::vector<uint32_t> expected(size_t(width) * height, 0);
+    uint32_t small = 0, large_tiles = 0;
+    for (uint32_t i = 0; i < count; ++i) {
+        const auto t = SetUpTriangle(i, width, height);
+        const uint32_t box_width = t[5] - t[3] + 1, box_height = t[6] - t[4] + 1;
+        if (box_width * box_height <= kSmallTrianglePixels) {
+            ++small;
+        } else {
+            large_tiles += t[0];
+        }
+        for (uint32_t y = t[4]; y <= t[6]; ++y) {
+            for (uint32_t x = t[3]; x <= t[5]; ++x) {
+                bool inside = true;
+                for (int e = 0; e < 3; ++e) {
+                    const int32_t value =
+                        int32_t(t[8 + 3 * e]) * int32_t(x) + int32_t(t[9 + 3 * e]) * int32_t(y) + int32_t(t[10 + 3 * e]);
+                    inside = inside && value >= 0;
+                }
+                if (inside) expected[size_t(y) * width + x] = std::max(expected[size_t(y) * width + x], t[2]);
+            }
+        }
+    }
+    const uint32_t large = count - small;
+    result.shape = std::to_string(count) + " triangles at " + std::to_string(width) + "x" + std::to_string(height) + ": " +
+                   std::to_string(small) + " small (thread node), " + std::to_string(large) + " large in " +
+                   std::to_string(large_tiles) + " 8x8 tiles (broadcast node)";
+    result.levels = 2;
+    result.records = 1.0 + count;
+    Workload work(device, options, result);
+    const VkDeviceSize image_bytes = VkDeviceSize(width) * height * 4;
+    TestBuffer& graph_image = work.Buffer(image_bytes);
+    TestBuffer& baseline_image = work.Buffer(image_bytes);
+    // Lists: small triangles, large triangles, then {large slot, tile} work items.
+    const uint32_t large_offset = count * kTriangleWords, items_offset = 2 * count * kTriangleWords;
+    TestBuffer& lists = work.Buffer((VkDeviceSize(items_offset) + 2ull * large_tiles) * 4);
+    TestBuffer& queues = work.Buffer(3 * kQueueBytes);
+
+    if (work.CreateGraph({{std::string(modules::kRasterSetup), "main", "Setup", 0},
+                          {std::string(modules::kRasterSmall), "main", "Small", 0},
+                          {std::string(modules::kRasterLarge), "main", "Large", 0}},
+                         graph_image) == VK_NULL_HANDLE) {
+        return result;
+    }
+    const uint32_t launch[4] = {(count + 63) / 64, count, width, height};
+    const std::vector<Workload::Entry> entries{{work.NodeIndex("Setup", 0), 1, launch, sizeof(launch)}};
+
+    work.CreateBaselineLayout(baseline_image, lists, queues);
+    VkPipeline setup_pass = work.Baseline(kBaseRasterSetup, sizeof(kBaseRasterSetup));
+    VkPipeline small_pass = work.Baseline(kBaseRasterSmall, sizeof(kBaseRasterSmall));
+    VkPipeline large_pass = work.Baseline(kBaseRasterLarge, sizeof(kBaseRasterLarge));
+    const std::vector<uint32_t> initial_queues = Workload::EmptyQueues(3);
+    auto graph = [&](VkCommandBuffer cmd) {
+        work.BindGraph(cmd);
+        work.DispatchGraph(cmd, entries);
+    };
+    auto baseline = [&](VkCommandBuffer cmd) {
+        Workload::ResetQueues(cmd, queues, initial_queues);
+        PassConstants constants;
+        constants.param0 = count;
+        constants.param1 = width | (height << 16);
+        constants.out_offset = 0;
+        constants.param3 = large_offset;
+        constants.in_offset = items_offset;
+        work.BindBaseline(cmd, setup_pass);
+        work.Push(cmd, constants);
+        vkCmdDispatch(cmd, (count + 63) / 64, 1, 1);
+        FullBarrier(cmd);
+        vkCmdBindPipeline(cmd, VK_PIPELINE_BIND_POINT_COMPUTE, small_pass);
+        vkCmdDispatchIndirect(cmd, queues.buffer, 0 * kQueueBytes + 4);
+        vkCmdBindPipeline(cmd, VK_PIPELINE_BIND_POINT_COMPUTE, large_pass);
+        vkCmdDispatchIndirect(cmd, queues.buffer, 2 * kQueueBytes + 4);
+    };
+    work.Time(graph_image, graph, baseline_image, baseline);
+    Compare(result, "graph", device.Read(graph_image, image_bytes), expected);
+    Compare(result, "baseline", device.Read(baseline_image, image_bytes), expected);
+    work.CheckScratch();
+    return result;
+}
+
 // ---- Report ------------------------------------------------------------------------------------------------------
 
 std::string JsonString(const std::string& text) {
@@ -848,6 +970,8 @@ int main(int argc, char** argv) {
     run("recursion", [&] { return RunRecursion(device, options, smoke ? 3 : 7); });
     // Workload 5: dynamic broadcast grids.
     run("dynamic_broadcast", [&] { return RunDynamicGrid(device, options, smoke ? 48 : 1024, smoke ? 6 : 12); });
+    // Workload 7: compute rasteriser.
+    run("raster", [&] { return RunRaster(device, options, smoke ? 256 : 32768, width, height); });
 
     AddDerivedFigures(results);
     PrintTable(results);
