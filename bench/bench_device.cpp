@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 
 namespace execgraph::bench {
@@ -127,8 +128,13 @@ void BenchDevice::SubmitAndWait(VkCommandBuffer cmd) {
     submit.commandBufferCount = 1;
     submit.pCommandBuffers = &cmd;
     vkResetFences(device(), 1, &fence_);
-    vkQueueSubmit(context_.queue(), 1, &submit, fence_);
-    vkWaitForFences(device(), 1, &fence_, VK_TRUE, UINT64_MAX);
+    VkResult result = vkQueueSubmit(context_.queue(), 1, &submit, fence_);
+    if (result == VK_SUCCESS) result = vkWaitForFences(device(), 1, &fence_, VK_TRUE, UINT64_MAX);
+    if (result != VK_SUCCESS) {
+        // Nothing after a lost device can be trusted; stop rather than report numbers.
+        std::fprintf(stderr, "queue submission failed (VkResult %d): %s\n", result, context_.log().Problems().c_str());
+        std::exit(1);
+    }
 }
 
 void BenchDevice::RunOnce(const std::function<void(VkCommandBuffer)>& record) {
@@ -224,12 +230,14 @@ Timing BenchDevice::Time(const std::function<void(VkCommandBuffer)>& prepare, co
     return timing;
 }
 
-double BenchDevice::HostRecordMicroseconds(const std::function<void(VkCommandBuffer)>& record, int runs) {
+double BenchDevice::HostRecordMicroseconds(const std::function<void(VkCommandBuffer)>& prepare,
+                                           const std::function<void(VkCommandBuffer)>& record, int runs) {
     VkCommandBuffer cmd = Allocate();
     std::vector<double> samples;
     for (int i = 0; i < runs; ++i) {
         VkCommandBufferBeginInfo begin{VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO};
         vkBeginCommandBuffer(cmd, &begin);
+        prepare(cmd);
         const auto start = std::chrono::steady_clock::now();
         record(cmd);
         const auto end = std::chrono::steady_clock::now();

@@ -68,8 +68,9 @@ class BenchDevice {
     // Records once and submits once (setup work).
     void RunOnce(const std::function<void(VkCommandBuffer)>& record);
 
-    // Host time to record `record` into a fresh command buffer, median of `runs` in microseconds.
-    double HostRecordMicroseconds(const std::function<void(VkCommandBuffer)>& record, int runs);
+    // Host time to record `record` into a command buffer after `prepare` (untimed), median of `runs` in microseconds.
+    double HostRecordMicroseconds(const std::function<void(VkCommandBuffer)>& prepare,
+                                  const std::function<void(VkCommandBuffer)>& record, int runs);
 
   private:
     VkCommandBuffer Allocate();
