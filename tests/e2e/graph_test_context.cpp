@@ -96,7 +96,7 @@ uint32_t GraphTestContext::FindMemoryType(uint32_t type_bits, VkMemoryPropertyFl
     return 0;
 }
 
-TestBuffer GraphTestContext::CreateBuffer(VkDeviceSize size, VkBufferUsageFlags usage) {
+TestBuffer GraphTestContext::CreateBuffer(VkDeviceSize size, VkBufferUsageFlags usage, VkMemoryPropertyFlags memory) {
     TestBuffer result;
     result.size = size;
     VkBufferCreateInfo create_info{VK_STRUCTURE_TYPE_BUFFER_CREATE_INFO};
@@ -110,12 +110,13 @@ TestBuffer GraphTestContext::CreateBuffer(VkDeviceSize size, VkBufferUsageFlags 
     flags.flags = VK_MEMORY_ALLOCATE_DEVICE_ADDRESS_BIT;
     VkMemoryAllocateInfo allocate{VK_STRUCTURE_TYPE_MEMORY_ALLOCATE_INFO, &flags};
     allocate.allocationSize = requirements.size;
-    allocate.memoryTypeIndex =
-        FindMemoryType(requirements.memoryTypeBits, VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT | VK_MEMORY_PROPERTY_HOST_COHERENT_BIT);
+    allocate.memoryTypeIndex = FindMemoryType(requirements.memoryTypeBits, memory);
     EXPECT_EQ(vkAllocateMemory(device(), &allocate, nullptr, &result.memory), VK_SUCCESS);
     EXPECT_EQ(vkBindBufferMemory(device(), result.buffer, result.memory, 0), VK_SUCCESS);
-    EXPECT_EQ(vkMapMemory(device(), result.memory, 0, VK_WHOLE_SIZE, 0, &result.mapped), VK_SUCCESS);
-    std::memset(result.mapped, 0, size);
+    if (memory & VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT) {
+        EXPECT_EQ(vkMapMemory(device(), result.memory, 0, VK_WHOLE_SIZE, 0, &result.mapped), VK_SUCCESS);
+        std::memset(result.mapped, 0, size);
+    }
     VkBufferDeviceAddressInfo address{VK_STRUCTURE_TYPE_BUFFER_DEVICE_ADDRESS_INFO};
     address.buffer = result.buffer;
     result.address = vkGetBufferDeviceAddress(device(), &address);

@@ -57,9 +57,16 @@ class GraphTestContext {
 
     bool ok() const { return device_ != nullptr && device_->result() == VK_SUCCESS; }
     VkDevice device() const { return device_->handle(); }
+    VkPhysicalDevice physical_device() const { return instance_->PhysicalDevice(); }
+    VkQueue queue() const { return queue_; }
+    uint32_t queue_family() const { return device_->queue_family(); }
     MessageLog& log() { return log_; }
 
-    TestBuffer CreateBuffer(VkDeviceSize size, VkBufferUsageFlags usage);
+    // Host-visible, coherent and mapped by default. Benchmarks ask for DEVICE_LOCAL `memory` instead; the buffer is
+    // mapped only when `memory` includes HOST_VISIBLE.
+    TestBuffer CreateBuffer(VkDeviceSize size, VkBufferUsageFlags usage,
+                            VkMemoryPropertyFlags memory = VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT |
+                                                           VK_MEMORY_PROPERTY_HOST_COHERENT_BIT);
     TestBuffer CreateScratch(VkDeviceSize size);
     void Destroy(TestBuffer& buffer);
 
