@@ -1,8 +1,9 @@
-// Node outputs end to end: node arrays indexed at run time, sparse arrays with ArraySize and unbounded sparse arrays
-// with missing members, OpIsNodePayloadValidAMDX, empty records allocated and never enqueued, SharesInputWithAMDX, and
-// TrackFinishWriting with OpFinishWritingNodePayloadAMDX, allocations never explicitly enqueued, outputs sharing payload
-// limits and a coalescing entry feeding a thread node (vkd3d-proton two_level_empty, shared_inputs and
-// cross_group_sharing expectations). Every test compares the whole UAV with a CPU reference.
+// Node outputs end to end: node arrays indexed at run time, dense arrays, sparse arrays with ArraySize and unbounded
+// sparse arrays with missing members, OpIsNodePayloadValidAMDX (on the output object and on the type id), empty
+// records allocated and never enqueued, SharesInputWithAMDX, TrackFinishWriting with OpFinishWritingNodePayloadAMDX,
+// allocations never explicitly enqueued, outputs sharing payload limits and a coalescing entry feeding a thread node
+// (vkd3d-proton two_level_empty, shared_inputs and cross_group_sharing expectations). Every test compares the whole UAV
+// with a CPU reference.
 #include <gtest/gtest.h>
 
 #include <vector>
@@ -54,6 +55,33 @@ TEST_F(Outputs, SparseArrayWithArraySizeSkipsMissingMembers) {
     AddToSink(expected, 3, 3);
     AddToSink(expected, 128, 128);
     ExpectUav(uav, expected);
+}
+
+TEST_F(Outputs, DenseArrayIsValidOnTheTypeId) {
+    // OpIsNodePayloadValidAMDX given the payload array type id (the spec's form) on a dense array of 4: every member
+    // exists, so every record reaches the member its index names.
+    const std::vector<uint32_t> records = {2, 0, 3, 2, 1, 3, 3};
+    std::vector<NodeStage> stages = {{ReadCorpus("output_dense_array_is_valid_type"), "main", "Entry"}};
+    for (uint32_t i = 0; i < 4; ++i) stages.push_back({ReadModule("array_sink"), "main", "B", i});
+    TestBuffer& uav = Uav(16);
+    RunGraph(stages, uav, {{"Entry", 0, static_cast<uint32_t>(records.size()), records.data(), sizeof(uint32_t)}});
+    std::vector<uint32_t> expected;
+    for (uint32_t index : records) AddToSink(expected, index, index + 100);
+    ExpectUav(uav, expected);
+}
+
+TEST_F(Outputs, IsValidOnTheTypeIdStopsRecursionAtTheLimit) {
+    // vkd3d basic_recursion with the recursive node's IsValid given the type id instead of DXC's output object: the
+    // recursion still stops at MaxNodeRecursionAMDX 6, so the buffer matches the corpus README's expectation.
+    std::string recursive = ReadCorpus("vkd3d_basic_recursion_recursive");
+    const std::string object_form = "OpIsNodePayloadValidAMDX %bool %param_var_op ";
+    const size_t at = recursive.find(object_form);
+    ASSERT_NE(at, std::string::npos);
+    recursive.replace(at, object_form.size(), "OpIsNodePayloadValidAMDX %bool %out_arr ");
+    TestBuffer& uav = Uav(1024);
+    RunGraph({{ReadCorpus("vkd3d_basic_recursion_entry"), "EntryNode"}, {recursive, "Recursive"}}, uav,
+             {{"EntryNode", 0, 1, &kEmptyRecord, 0}});
+    ExpectUav(uav, {0, 7, 13, 17, 25, 34, 46, 59, 71, 76, 68, 47, 23, 7, 1});
 }
 
 TEST_F(Outputs, UnboundedSparseArraySkipsMissingMembers) {

@@ -3,15 +3,14 @@
 // validator and contains no AMDX construct; per feature, structural facts of the output; and the clear errors for
 // shapes the lowering does not support.
 #include <gtest/gtest.h>
-#include <spirv-tools/libspirv.h>
 
 #include <algorithm>
 #include <cstdlib>
 #include <iostream>
 #include <cstdint>
 #include <filesystem>
-#include <fstream>
-#include <sstream>
+#include <map>
+#include <unordered_map>
 #include <string>
 #include <vector>
 
@@ -29,25 +28,9 @@
 namespace execgraph::spirv {
 namespace {
 
-std::string ReadText(const std::string& path) {
-    std::ifstream file(path);
-    std::stringstream text;
-    text << file.rdbuf();
-    return text.str();
-}
+Module Assemble(const std::string& text, const std::string& what) { return spirv::test::AssembleModule(text, what); }
 
-std::string CorpusPath(const std::string& name) { return std::string(EXECGRAPH_SPIRV_CORPUS_DIR) + "/" + name; }
-
-Module Assemble(const std::string& text, const std::string& what) {
-    const execgraph::test::AssembleResult assembled = execgraph::test::AssembleAmdx(text);
-    EXPECT_TRUE(assembled.ok()) << what << ": " << assembled.error;
-    if (!assembled.ok()) return Module();
-    Result<Module> module = ReadModule(assembled.words);
-    EXPECT_TRUE(module.ok()) << what << ": " << (module.ok() ? "" : module.error().ToString());
-    return module.ok() ? *std::move(module) : Module();
-}
-
-Module LoadCorpus(const std::string& name) { return Assemble(ReadText(CorpusPath(name)), name); }
+Module LoadCorpus(const std::string& name) { return Assemble(spirv::test::CorpusText(name), name); }
 
 Module LoadWords(const std::vector<std::uint32_t>& words, const std::string& what) {
     Result<Module> module = ReadModule(words);
@@ -60,45 +43,9 @@ std::string EntryName(const Module& module) {
     return "";
 }
 
-// Representative options: node 3 of a graph, tables laid out one after the other, strides = size rounded up to the
-// record alignment (at least 4 unless empty), the context after any application push constants.
-LoweringOptions MakeOptions(const Module& module, const NodeInfo& info) {
-    LoweringOptions options;
-    options.graph_node_index = 3;
-    options.context_offset = 0;
-    for (const Instruction& inst : module.section(Section::kTypesValues)) {
-        if (inst.opcode() != Op::OpVariable || inst.Word(0) != static_cast<std::uint32_t>(StorageClass::PushConstant)) continue;
-        const Instruction* pointer = module.FindDef(inst.type_id());
-        Result<std::uint32_t> size = ExplicitLayoutSize(module, pointer->Word(1));
-        EXPECT_TRUE(size.ok());
-        options.context_offset = size.ok() ? (*size + 7u) & ~7u : 0;
-    }
-    std::uint32_t next = 0;
-    for (const NodeOutputInfo& output : info.outputs) {
-        const std::uint32_t length = output.array_size.value_or(output.unbounded() ? 16u : 1u);
-        options.output_table_index.push_back(next);
-        options.output_table_length.push_back(length);
-        next += length;
-        const std::uint32_t alignment = std::max(output.record.alignment, 4u);
-        options.output_record_stride.push_back(output.record.size == 0 ? 0 : (output.record.size + alignment - 1) / alignment * alignment);
-    }
-    options.input_record_stride = (info.input_record.size + 3u) & ~3u;
-    return options;
-}
+LoweringOptions MakeOptions(const Module& module, const NodeInfo& info) { return spirv::test::MakeLoweringOptions(module, info); }
 
-std::string ValidateVulkan13(const std::vector<std::uint32_t>& words) {
-    spv_context context = spvContextCreate(SPV_ENV_VULKAN_1_3);
-    spv_validator_options options = spvValidatorOptionsCreate();
-    spvValidatorOptionsSetScalarBlockLayout(options, true);
-    spv_const_binary_t binary{words.data(), words.size()};
-    spv_diagnostic diagnostic = nullptr;
-    const spv_result_t result = spvValidateWithOptions(context, options, &binary, &diagnostic);
-    std::string message = result == SPV_SUCCESS ? "" : (diagnostic != nullptr ? diagnostic->error : "invalid");
-    spvDiagnosticDestroy(diagnostic);
-    spvValidatorOptionsDestroy(options);
-    spvContextDestroy(context);
-    return message;
-}
+std::string ValidateVulkan13(const std::vector<std::uint32_t>& words) { return spirv::test::ValidateVulkan13(words); }
 
 // Word-level scan, independent of our IR: no AMDX opcode (5074-5104), capability 5067 or storage class 5068.
 std::string FindAmdx(const std::vector<std::uint32_t>& words) {
@@ -395,7 +342,7 @@ TEST(LoweringErrors, ContextOffsetMustBeAligned) {
 
 TEST(LoweringErrors, ThreadNodeWithBarrierIsRejected) {
     // A thread node whose single invocation synchronises with itself: batching would make the barrier real.
-    std::string text = ReadText(CorpusPath("thread_node.spvasm"));
+    std::string text = spirv::test::CorpusText("thread_node.spvasm");
     const std::size_t at = text.find("OpReturn\n");
     ASSERT_NE(at, std::string::npos);
     text.insert(at, "OpControlBarrier %uint_2 %uint_2 %uint_264\n");
@@ -422,7 +369,7 @@ namespace {
 
 TEST(LoweringFeatures, SignedIndexesAndCountsAreConverted) {
     // DXC indexes with signed constants in places; the runtime helpers take uint32.
-    std::string text = ReadText(CorpusPath("output_single_late_constants.spvasm"));
+    std::string text = spirv::test::CorpusText("output_single_late_constants.spvasm");
     auto replace = [&text](const std::string& from, const std::string& to) {
         const std::size_t at = text.find(from);
         ASSERT_NE(at, std::string::npos) << from;
@@ -435,6 +382,111 @@ TEST(LoweringFeatures, SignedIndexesAndCountsAreConverted) {
     const NodeInfo info = MustAnalyze(module, "main");
     const Lowered lowered = MustLower(module, info, MakeOptions(module, info));
     EXPECT_GE(CountOf(lowered.text, "OpBitcast"), 2u) << lowered.text;
+}
+
+}  // namespace
+}  // namespace execgraph::spirv
+
+namespace execgraph::spirv {
+namespace {
+
+// OpIsNodePayloadValidAMDX names its output by the payload array type id (the spec) or by the output object (DXC, a
+// Function variable of pointer-to-array type). Both forms must lower to the same module: only that operand differs.
+void ExpectTypeIdFormLowersLikeObjectForm(const std::string& corpus, const std::string& object_operand, const std::string& type_id) {
+    SCOPED_TRACE(corpus);
+    const std::string object_text = spirv::test::CorpusText(corpus);
+    std::string type_text = object_text;
+    const std::string from = "OpIsNodePayloadValidAMDX %bool " + object_operand + " ";
+    const std::size_t at = type_text.find(from);
+    ASSERT_NE(at, std::string::npos) << from;
+    type_text.replace(at, from.size(), "OpIsNodePayloadValidAMDX %bool " + type_id + " ");
+
+    const Module object_module = Assemble(object_text, corpus);
+    const Module type_module = Assemble(type_text, corpus + " (type id)");
+    const NodeInfo object_info = MustAnalyze(object_module, EntryName(object_module));
+    const NodeInfo type_info = MustAnalyze(type_module, EntryName(type_module));
+    ASSERT_TRUE(type_info.uses_is_payload_valid);
+    ASSERT_EQ(type_info.outputs.size(), object_info.outputs.size());
+    const Lowered object_lowered = MustLower(object_module, object_info, MakeOptions(object_module, object_info));
+    const Lowered type_lowered = MustLower(type_module, type_info, MakeOptions(type_module, type_info));
+    ASSERT_FALSE(type_lowered.node.words.empty());
+    EXPECT_EQ(type_lowered.node.words, object_lowered.node.words) << type_lowered.text;
+}
+
+TEST(LoweringIsPayloadValid, TypeIdOperandOnASparseArrayLowersLikeTheOutputObject) {
+    ExpectTypeIdFormLowersLikeObjectForm("output_sparse_array.spvasm", "%param_var_OutputArray_1_0", "%out_arr");
+}
+
+TEST(LoweringIsPayloadValid, TypeIdOperandOnTheSelfOutputLowersLikeTheOutputObject) {
+    // The recursion-limit case: IsValid on the node's own output is false once no recursion levels remain.
+    ExpectTypeIdFormLowersLikeObjectForm("vkd3d_basic_recursion_recursive.spvasm", "%param_var_op", "%out_arr");
+}
+
+TEST(LoweringIsPayloadValid, TypeIdThatIsNoOutputIsRejected) {
+    // The input's payload array type is no output of the node: a clear error, not invalid SPIR-V.
+    std::string text = spirv::test::CorpusText("output_dense_array_is_valid_type.spvasm");
+    const std::string from = "OpIsNodePayloadValidAMDX %bool %out_arr";
+    text.replace(text.find(from), from.size(), "OpIsNodePayloadValidAMDX %bool %in_arr");
+    const Module module = Assemble(text, "is-valid on the input type");
+    const NodeInfo info = MustAnalyze(module, "main");
+    EXPECT_TRUE(Contains(MustFail(module, info, MakeOptions(module, info)), "does not name one of the node's outputs"));
+}
+
+}  // namespace
+}  // namespace execgraph::spirv
+
+namespace execgraph::spirv {
+namespace {
+
+// Records start 16-byte aligned in the heap; every access through the record pointers must claim exactly the scalar
+// alignment of what it loads or stores (Aligned 2 for 16-bit members, 4 for 32-bit, 8 for 64-bit), which the member
+// offsets of the scalar layout guarantee.
+TEST(LoweringRecordLayout, AccessesCarryTheScalarAlignmentOfTheirMember) {
+    const Module module = LoadCorpus("record_layout_16bit.spvasm");
+    const NodeInfo info = MustAnalyze(module, "main");
+    const LoweringOptions options = MakeOptions(module, info);
+    EXPECT_EQ(options.output_record_stride, (std::vector<std::uint32_t>{24, 8}));
+    const Lowered lowered = MustLower(module, info, options);
+    ASSERT_FALSE(lowered.node.words.empty());
+    EXPECT_TRUE(Contains(lowered.text, "OpCapability StorageBuffer16BitAccess"));
+
+    const Module& m = lowered.module;
+    std::unordered_map<std::uint32_t, std::uint32_t> type_of;
+    m.ForEachInstruction([&type_of](const Instruction& inst) {
+        if (inst.result_id() != 0) type_of[inst.result_id()] = inst.type_id();
+    });
+    auto scalar_bytes = [&m](std::uint32_t type) -> std::uint32_t {
+        const Instruction* def = m.FindDef(type);
+        if (def != nullptr && def->opcode() == Op::OpTypeVector) def = m.FindDef(def->Word(0));
+        return def != nullptr && def->opcode() == Op::OpTypeInt ? def->Word(0) / 8 : 0;
+    };
+    auto is_buffer_pointer = [&m, &type_of](std::uint32_t pointer) {
+        const Instruction* type = m.FindDef(type_of[pointer]);
+        return type != nullptr && type->opcode() == Op::OpTypePointer &&
+               type->Word(0) == static_cast<std::uint32_t>(StorageClass::PhysicalStorageBuffer);
+    };
+    std::map<std::uint32_t, std::size_t> accesses_by_alignment;  // record member accesses (not the scratch words)
+    for (const Function& function : m.functions()) {
+        for (const BasicBlock& block : function.blocks) {
+            for (const Instruction& inst : block.instructions) {
+                if (inst.opcode() != Op::OpLoad && inst.opcode() != Op::OpStore) continue;
+                if (!is_buffer_pointer(inst.Word(0))) continue;
+                const std::size_t mask = inst.opcode() == Op::OpLoad ? 1 : 2;
+                ASSERT_GT(inst.OperandWordCount(), mask + 1);
+                ASSERT_NE(inst.Word(mask) & static_cast<std::uint32_t>(MemoryAccess::Aligned), 0u);
+                const std::uint32_t value_type = inst.opcode() == Op::OpLoad ? inst.type_id() : type_of[inst.Word(1)];
+                const std::uint32_t bytes = scalar_bytes(value_type);
+                if (bytes == 0) continue;  // the uint64 payload pointers the helpers keep are not record members
+                EXPECT_EQ(inst.Word(mask + 1), bytes) << Disassemble(m);
+                ++accesses_by_alignment[bytes];
+            }
+        }
+    }
+    // 16-bit: loads a, b, d and stores x, z, p, q; the 64-bit store y; 32-bit: the load of c and the runtime's own
+    // scratch words.
+    EXPECT_EQ(accesses_by_alignment[2], 7u);
+    EXPECT_GE(accesses_by_alignment[4], 1u);
+    EXPECT_EQ(accesses_by_alignment[8], 1u);
 }
 
 }  // namespace

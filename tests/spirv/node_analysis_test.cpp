@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "amdx_assembler.h"
+#include "execgraph/spirv/decorations.h"
 #include "execgraph/spirv/node_info.h"
 #include "execgraph/spirv/reader.h"
 #include "test_util.h"
@@ -221,6 +222,17 @@ std::vector<CorpusCase> CorpusCases() {
          std::nullopt,
          {{"OutputArray_1_0", 0, 129u, 31, true, 4, false, true, true}},
          kIsValid});
+    add({"output_dense_array_is_valid_type.spvasm",
+         "main",
+         kStatic,
+         {1, 1, 1},
+         U3{1, 1, 1},
+         kNone,
+         4,
+         1,
+         std::nullopt,
+         {{"B", 0, 4u, 1, false, 4, false, true, true}},
+         kIsValid});
     add({"output_unbounded_sparse.spvasm",
          "main",
          kStatic,
@@ -263,6 +275,17 @@ std::vector<CorpusCase> CorpusCases() {
          std::nullopt,
          {{"aggregation", 0, std::nullopt, 256, false, 4, false, true, false},
           {"fixed_exp", 2, std::nullopt, 1, false, 4, false, true, false, 0u}}});
+    add({"record_layout_16bit.spvasm",
+         "main",
+         kStatic,
+         {1, 1, 1},
+         U3{1, 1, 1},
+         kNone,
+         18,
+         1,
+         std::nullopt,
+         {{"wide", 0, std::nullopt, 1, false, 18, false, true, false},
+          {"narrow", 0, std::nullopt, 1, false, 6, false, true, false}}});
     {
         CorpusCase c{"recursion_remaining_levels.spvasm",
                      "main",
@@ -500,6 +523,60 @@ TEST(NodeAnalysisSpecialization, OverridesChangeCorpusFacts) {
     EXPECT_EQ(partly.static_grid, (U3{4, 1, 1}));
     ASSERT_EQ(partly.outputs.size(), 1u);
     EXPECT_EQ(partly.outputs[0].max_payloads, 8u);
+}
+
+// ---------------------------------------------------------------------------------------------------------------------
+// Record layout: exact size, alignment and member offsets (scalar layout, as DXC emits node records).
+
+struct ExpectedRecord {
+    std::uint32_t size;
+    std::uint32_t alignment;
+    std::vector<std::uint32_t> offsets;
+    std::vector<std::uint32_t> member_bits;  // scalar width of each member's components
+};
+
+void ExpectRecord(const Module& module, const RecordLayout& record, const ExpectedRecord& want) {
+    EXPECT_EQ(record.size, want.size);
+    EXPECT_EQ(record.alignment, want.alignment);
+    const Instruction* type = module.FindDef(record.struct_type_id);
+    ASSERT_NE(type, nullptr);
+    ASSERT_EQ(type->opcode(), Op::OpTypeStruct);
+    ASSERT_EQ(type->OperandWordCount(), want.offsets.size());
+    for (std::uint32_t i = 0; i < want.offsets.size(); ++i) {
+        SCOPED_TRACE("member " + std::to_string(i));
+        EXPECT_EQ(OffsetOf(module, record.struct_type_id, i), std::optional<std::uint32_t>(want.offsets[i]));
+        const Instruction* member = module.FindDef(type->Word(i));
+        ASSERT_NE(member, nullptr);
+        if (member->opcode() == Op::OpTypeVector) member = module.FindDef(member->Word(0));
+        ASSERT_EQ(member->opcode(), Op::OpTypeInt);
+        EXPECT_EQ(member->Word(0), want.member_bits[i]);
+    }
+}
+
+TEST(NodeAnalysisLayout, ScalarRecordsWith16And64BitMembers) {
+    const Module module = LoadCorpus("record_layout_16bit.spvasm");
+    const NodeInfo node = MustAnalyze(module, "main");
+    // uint16_t a; uint16_t2 b; uint c; uint16_t3 d: the vector of three 16-bit values takes 6 bytes, no tail padding.
+    ExpectRecord(module, node.input_record, {18, 4, {0, 2, 8, 12}, {16, 16, 32, 16}});
+    ASSERT_EQ(node.outputs.size(), 2u);
+    // uint16_t x; uint64_t y; uint16_t z: the 64-bit member makes the record 8-aligned.
+    EXPECT_EQ(node.outputs[0].name, "wide");
+    ExpectRecord(module, node.outputs[0].record, {18, 8, {0, 8, 16}, {16, 64, 16}});
+    // uint16_t2 p; uint16_t q: only 16-bit members, yet records are at least 4-aligned.
+    EXPECT_EQ(node.outputs[1].name, "narrow");
+    ExpectRecord(module, node.outputs[1].record, {6, 4, {0, 4}, {16, 16}});
+    EXPECT_NE(node.outputs[0].record.struct_type_id, node.outputs[1].record.struct_type_id);
+    EXPECT_NE(node.input_record.struct_type_id, node.outputs[0].record.struct_type_id);
+}
+
+TEST(NodeAnalysisLayout, ExplicitOffsetsDecideTheSizeNotTheMemberTypes) {
+    // The same members with a gap DXC would not emit: the size follows the Offset decorations (last member at 20).
+    std::string text = ReadText(CorpusPath("record_layout_16bit.spvasm"));
+    const std::string from = "OpMemberDecorate %InRec 3 Offset 12";
+    text.replace(text.find(from), from.size(), "OpMemberDecorate %InRec 3 Offset 20");
+    const Module module = Assemble(text, "gap");
+    const NodeInfo node = MustAnalyze(module, "main");
+    ExpectRecord(module, node.input_record, {26, 4, {0, 2, 8, 20}, {16, 16, 32, 16}});
 }
 
 // ---------------------------------------------------------------------------------------------------------------------
@@ -1019,6 +1096,104 @@ TEST(NodeAnalysisShapes, SpecConstantStringAndLocalSizeId) {
     EXPECT_EQ(defaults.local_size, (U3{64, 1, 1}));
     const SpecializationMap spec{{7, 128}};
     EXPECT_EQ(MustAnalyze(module, "main", &spec).local_size, (U3{128, 1, 1}));
+}
+
+// Every other AMDX operand that takes an id, from spec constants (SpecIds 10-16) resolved with the pipeline's
+// specialization map: MaxNodeRecursionAMDX, ShaderIndexAMDX, SharesInputWithAMDX's index, MaxNumWorkgroupsAMDX and
+// PayloadNodeArraySizeAMDX (through an OpSpecConstantOp of a spec constant, as DXC folds `N + 1`), with node names from
+// OpSpecConstantStringAMDX.
+constexpr const char* kSpecializedOperands = R"(
+               OpEntryPoint GLCompute %main "main" %in
+               OpExecutionMode %main LocalSize 8 1 1
+               OpExecutionModeId %main MaxNodeRecursionAMDX %recursion
+               OpExecutionModeId %main ShaderIndexAMDX %shader_index
+               OpExecutionModeId %main SharesInputWithAMDX %twin_name %twin_index
+               OpExecutionModeId %main MaxNumWorkgroupsAMDX %max_x %max_y %uint_1
+               OpDecorate %recursion SpecId 10
+               OpDecorate %shader_index SpecId 11
+               OpDecorate %twin_index SpecId 12
+               OpDecorate %max_x SpecId 13
+               OpDecorate %max_y SpecId 14
+               OpDecorate %array_base SpecId 15
+               OpDecorate %child_name SpecId 16
+               OpMemberDecorate %InRec 0 Offset 0
+               OpMemberDecorate %InRec 0 PayloadDispatchIndirectAMDX
+               OpMemberDecorate %Rec 0 Offset 0
+               OpDecorateId %in_arr NodeMaxPayloadsAMDX %uint_1
+               OpDecorateId %out_arr PayloadNodeNameAMDX %child_name
+               OpDecorateId %out_arr NodeMaxPayloadsAMDX %uint_1
+               OpDecorateId %out_arr PayloadNodeSparseArrayAMDX
+               OpDecorateId %out_arr PayloadNodeArraySizeAMDX %array_size
+)";
+
+constexpr const char* kSpecializedOperandsTypes = R"(
+  %recursion = OpSpecConstant %uint 2
+%shader_index = OpSpecConstant %uint 1
+ %twin_index = OpSpecConstant %uint 0
+      %max_x = OpSpecConstant %uint 64
+      %max_y = OpSpecConstant %uint 2
+ %array_base = OpSpecConstant %uint 3
+ %array_size = OpSpecConstantOp %uint IAdd %array_base %uint_1
+  %twin_name = OpSpecConstantStringAMDX "Twin"
+ %child_name = OpSpecConstantStringAMDX "Child"
+      %InRec = OpTypeStruct %v3uint
+        %Rec = OpTypeStruct %uint
+     %in_arr = OpTypeNodePayloadArrayAMDX %InRec
+    %out_arr = OpTypeNodePayloadArrayAMDX %Rec
+ %ptr_in_arr = OpTypePointer NodePayloadAMDX %in_arr
+%ptr_out_arr = OpTypePointer NodePayloadAMDX %out_arr
+         %in = OpVariable %ptr_in_arr NodePayloadAMDX
+)";
+
+constexpr const char* kSpecializedOperandsMain = R"(
+       %main = OpFunction %void None %fn
+      %entry = OpLabel
+          %p = OpAllocateNodePayloadsAMDX %ptr_out_arr %uint_4 %uint_1 %uint_2
+               OpEnqueueNodePayloadsAMDX %p
+               OpReturn
+               OpFunctionEnd
+)";
+
+TEST(NodeAnalysisSpecialization, EveryIdOperandFollowsTheSpecializationMap) {
+    // PayloadNodeSparseArrayAMDX takes no operand; written with OpDecorateId above it would not assemble.
+    std::string annotations = kSpecializedOperands;
+    const std::string sparse = "OpDecorateId %out_arr PayloadNodeSparseArrayAMDX";
+    annotations.replace(annotations.find(sparse), sparse.size(), "OpDecorate %out_arr PayloadNodeSparseArrayAMDX");
+    const Module module = Build(annotations, kSpecializedOperandsTypes, kSpecializedOperandsMain);
+
+    const NodeInfo defaults = MustAnalyze(module, "main");
+    EXPECT_EQ(defaults.launch, LaunchKind::kBroadcastDynamic);
+    EXPECT_EQ(defaults.max_recursion, std::optional<std::uint32_t>(2u));
+    EXPECT_EQ(defaults.shader_index, std::optional<std::uint32_t>(1u));
+    EXPECT_EQ(defaults.shares_input_with_name, std::optional<std::string>("Twin"));
+    EXPECT_EQ(defaults.shares_input_with_index, 0u);
+    EXPECT_EQ(defaults.max_grid, (std::optional<U3>(U3{64, 2, 1})));
+    ASSERT_EQ(defaults.outputs.size(), 1u);
+    EXPECT_EQ(defaults.outputs[0].array_size, std::optional<std::uint32_t>(4u));
+    EXPECT_EQ(defaults.outputs[0].name, "Child");
+
+    // Every SpecId overridden, including one decorating the spec-constant string: VkSpecializationInfo supplies plain
+    // scalars (SpecializationMap holds one value per SpecId), which cannot replace a string, so the names stay.
+    const SpecializationMap spec{{10, 5}, {11, 7}, {12, 3}, {13, 1000}, {14, 9}, {15, 11}, {16, 0x41}};
+    const NodeInfo node = MustAnalyze(module, "main", &spec);
+    EXPECT_EQ(node.max_recursion, std::optional<std::uint32_t>(5u));
+    EXPECT_EQ(node.shader_index, std::optional<std::uint32_t>(7u));
+    EXPECT_EQ(node.shares_input_with_name, std::optional<std::string>("Twin"));
+    EXPECT_EQ(node.shares_input_with_index, 3u);
+    EXPECT_EQ(node.max_grid, (std::optional<U3>(U3{1000, 9, 1})));
+    ASSERT_EQ(node.outputs.size(), 1u);
+    EXPECT_EQ(node.outputs[0].array_size, std::optional<std::uint32_t>(12u)) << "IAdd of the specialized base and 1";
+    EXPECT_TRUE(node.outputs[0].sparse);
+    EXPECT_EQ(node.outputs[0].name, "Child");
+
+    // Only some overridden: the others keep their defaults.
+    const SpecializationMap partial{{11, 0}, {15, 0}};
+    const NodeInfo partly = MustAnalyze(module, "main", &partial);
+    EXPECT_EQ(partly.max_recursion, std::optional<std::uint32_t>(2u));
+    EXPECT_EQ(partly.shader_index, std::optional<std::uint32_t>(0u));
+    EXPECT_EQ(partly.max_grid, (std::optional<U3>(U3{64, 2, 1})));
+    ASSERT_EQ(partly.outputs.size(), 1u);
+    EXPECT_EQ(partly.outputs[0].array_size, std::optional<std::uint32_t>(1u));
 }
 
 }  // namespace

@@ -1,10 +1,18 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "test_util.h"
 
+#include <gtest/gtest.h>
+#include <spirv-tools/libspirv.h>
+
 #include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <iterator>
+#include <sstream>
+
+#include "amdx_assembler.h"
+#include "execgraph/spirv/layout.h"
+#include "execgraph/spirv/reader.h"
 
 namespace execgraph::spirv::test {
 
@@ -34,6 +42,61 @@ std::vector<std::string> AllFixtures() {
     }
     std::sort(paths.begin(), paths.end());
     return paths;
+}
+
+std::string CorpusText(const std::string& name) {
+    std::ifstream file(std::string(EXECGRAPH_SPIRV_CORPUS_DIR) + "/" + name);
+    std::stringstream text;
+    text << file.rdbuf();
+    return text.str();
+}
+
+Module AssembleModule(const std::string& text, const std::string& what) {
+    const execgraph::test::AssembleResult assembled = execgraph::test::AssembleAmdx(text);
+    EXPECT_TRUE(assembled.ok()) << what << ": " << assembled.error;
+    if (!assembled.ok()) return Module();
+    Result<Module> module = ReadModule(assembled.words);
+    EXPECT_TRUE(module.ok()) << what << ": " << (module.ok() ? "" : module.error().ToString());
+    return module.ok() ? *std::move(module) : Module();
+}
+
+LoweringOptions MakeLoweringOptions(const Module& module, const NodeInfo& info) {
+    LoweringOptions options;
+    options.graph_node_index = 3;
+    options.context_offset = 0;
+    for (const Instruction& inst : module.section(Section::kTypesValues)) {
+        if (inst.opcode() != Op::OpVariable || inst.Word(0) != static_cast<std::uint32_t>(StorageClass::PushConstant)) continue;
+        const Instruction* pointer = module.FindDef(inst.type_id());
+        Result<std::uint32_t> size = ExplicitLayoutSize(module, pointer->Word(1));
+        EXPECT_TRUE(size.ok());
+        options.context_offset = size.ok() ? (*size + 7u) & ~7u : 0;
+    }
+    std::uint32_t next = 0;
+    for (const NodeOutputInfo& output : info.outputs) {
+        const std::uint32_t length = output.array_size.value_or(output.unbounded() ? 16u : 1u);
+        options.output_table_index.push_back(next);
+        options.output_table_length.push_back(length);
+        next += length;
+        const std::uint32_t alignment = std::max(output.record.alignment, 4u);
+        options.output_record_stride.push_back(
+            output.record.size == 0 ? 0 : (output.record.size + alignment - 1) / alignment * alignment);
+    }
+    options.input_record_stride = (info.input_record.size + 3u) & ~3u;
+    return options;
+}
+
+std::string ValidateVulkan13(const std::vector<std::uint32_t>& words) {
+    spv_context context = spvContextCreate(SPV_ENV_VULKAN_1_3);
+    spv_validator_options options = spvValidatorOptionsCreate();
+    spvValidatorOptionsSetScalarBlockLayout(options, true);
+    spv_const_binary_t binary{words.data(), words.size()};
+    spv_diagnostic diagnostic = nullptr;
+    const spv_result_t result = spvValidateWithOptions(context, options, &binary, &diagnostic);
+    std::string message = result == SPV_SUCCESS ? "" : (diagnostic != nullptr ? diagnostic->error : "invalid");
+    spvDiagnosticDestroy(diagnostic);
+    spvValidatorOptionsDestroy(options);
+    spvContextDestroy(context);
+    return message;
 }
 
 std::vector<std::uint32_t> StringWords(std::string_view text) {

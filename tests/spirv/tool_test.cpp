@@ -3,6 +3,7 @@
 // corpus modules and checks that the output has the pieces users rely on (docs/tools.md).
 #include <gtest/gtest.h>
 #include <sys/wait.h>
+#include <unistd.h>
 
 #include <cstdint>
 #include <cstdio>
@@ -42,6 +43,28 @@ std::string Fixture(const std::string& name) {
 
 bool HaveFixtures() { return fs::is_directory(fs::path(EXECGRAPH_AMD_FIXTURES_DIR) / "gpu_dispatch"); }
 
+// This process's scratch folder: CTest runs the tests of this file as parallel processes (`ctest -j`), which would
+// overwrite each other's files in one shared folder. One folder per test name and process id; removed at exit.
+fs::path ScratchDir() {
+    const ::testing::TestInfo* test = ::testing::UnitTest::GetInstance()->current_test_info();
+    const std::string test_name = test != nullptr ? std::string(test->test_suite_name()) + "." + test->name() : "no_test";
+    return fs::temp_directory_path() / "execgraph_tool_test" / (test_name + "." + std::to_string(getpid()));
+}
+
+class ScratchCleanup : public ::testing::Environment {
+  public:
+    void TearDown() override {
+        const fs::path root = fs::temp_directory_path() / "execgraph_tool_test";
+        const std::string suffix = "." + std::to_string(getpid());
+        std::error_code ignored;
+        for (const fs::directory_entry& entry : fs::directory_iterator(root, ignored)) {
+            const std::string name = entry.path().filename().string();
+            if (name.size() > suffix.size() && name.ends_with(suffix)) fs::remove_all(entry.path(), ignored);
+        }
+    }
+};
+const ::testing::Environment* const kScratchCleanup = ::testing::AddGlobalTestEnvironment(new ScratchCleanup);
+
 // Assembles tests/spirv_corpus/NAME.spvasm into a temporary .spv the tool can read; returns its quoted path.
 std::string CorpusModule(const std::string& name) {
     std::ifstream file(std::string(EXECGRAPH_SPIRV_CORPUS_DIR) + "/" + name + ".spvasm");
@@ -49,7 +72,7 @@ std::string CorpusModule(const std::string& name) {
     text << file.rdbuf();
     const execgraph::test::AssembleResult assembled = execgraph::test::AssembleAmdx(text.str());
     EXPECT_TRUE(assembled.ok()) << name << ": " << assembled.error;
-    const fs::path dir = fs::temp_directory_path() / "execgraph_tool_test";
+    const fs::path dir = ScratchDir();
     fs::create_directories(dir);
     const fs::path path = dir / (name + ".spv");
     std::ofstream(path, std::ios::binary)

@@ -41,7 +41,23 @@ Result<bool> SelectEntryPointPass::Run(Module& module) {
             }
         }
     }
+    // Debug names and decorations of what the dropped functions defined (the other entry points' OpName, their
+    // parameters and locals) would otherwise refer to ids that no longer exist.
+    std::unordered_set<std::uint32_t> dropped;
+    for (const Function& function : module.functions()) {
+        if (reachable.count(function.result_id()) != 0) continue;
+        for (const Instruction& inst : function.header) dropped.insert(inst.result_id());
+        for (const BasicBlock& block : function.blocks) {
+            for (const Instruction& inst : block.instructions) dropped.insert(inst.result_id());
+        }
+    }
+    dropped.erase(0);
     std::erase_if(module.mutable_functions(), [&reachable](const Function& f) { return reachable.count(f.result_id()) == 0; });
+    auto targets_dropped = [&dropped](const Instruction& inst) {
+        return inst.OperandWordCount() > 0 && dropped.count(inst.Word(0)) != 0;
+    };
+    std::erase_if(module.mutable_section(Section::kDebugName), targets_dropped);
+    std::erase_if(module.mutable_section(Section::kAnnotation), targets_dropped);
 
     // DXC -Od wraps the node function and passes the input / outputs as parameters (dxc-spirv-shapes §3.2 "Entry-point
     // wrappers"); payload pointers would then cross function boundaries, which the lowering does not follow.

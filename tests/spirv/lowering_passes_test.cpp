@@ -1,0 +1,833 @@
+// SPDX-License-Identifier: Apache-2.0
+// The nine lowering passes one at a time (spirv_lowering/src/lowering/lowering_passes.h): each test runs the fixed
+// pipeline up to the pass under test on a small assembled module, checks what exactly that pass did to the module
+// (instructions removed / added, ids rewritten), then runs the remaining passes and checks that the final module
+// passes the Vulkan 1.3 validator. LowerNode (lowering_node_test.cpp) covers the whole pipeline on every corpus module.
+#include "lowering/lowering_passes.h"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "execgraph/spirv/constant_eval.h"
+#include "execgraph/spirv/decorations.h"
+#include "execgraph/spirv/lowering.h"
+#include "execgraph/spirv/node_info.h"
+#include "execgraph/spirv/writer.h"
+#include "test_util.h"
+
+namespace execgraph::spirv {
+namespace {
+
+using lowering::LoweringContext;
+
+// The order LowerNode runs them in.
+enum PassIndex : std::size_t {
+    kSelectEntryPoint,
+    kResolvePayloadAliases,
+    kRuntimeContext,
+    kLaunch,
+    kLowerInput,
+    kLowerOutputs,
+    kRewritePayloadPointers,
+    kMemorySemantics,
+    kStripAmdx,
+    kPassCount,
+};
+
+std::unique_ptr<Pass> MakePass(std::size_t index, LoweringContext& ctx) {
+    switch (index) {
+        case kSelectEntryPoint:
+            return std::make_unique<lowering::SelectEntryPointPass>(ctx);
+        case kResolvePayloadAliases:
+            return std::make_unique<lowering::ResolvePayloadAliasesPass>(ctx);
+        case kRuntimeContext:
+            return std::make_unique<lowering::RuntimeContextPass>(ctx);
+        case kLaunch:
+            return std::make_unique<lowering::LaunchPass>(ctx);
+        case kLowerInput:
+            return std::make_unique<lowering::LowerInputPass>(ctx);
+        case kLowerOutputs:
+            return std::make_unique<lowering::LowerOutputsPass>(ctx);
+        case kRewritePayloadPointers:
+            return std::make_unique<lowering::RewritePayloadPointersPass>(ctx);
+        case kMemorySemantics:
+            return std::make_unique<lowering::MemorySemanticsPass>(ctx);
+        default:
+            return std::make_unique<lowering::StripAmdxPass>(ctx);
+    }
+}
+
+// One LowerNode pipeline, run pass by pass.
+class PassPipeline {
+  public:
+    PassPipeline(const Module& module, const std::string& entry, LoweringOptions options = {}, bool default_options = true)
+        : module_(module) {
+        Result<NodeInfo> info = AnalyzeNode(module_, entry, nullptr);
+        EXPECT_TRUE(info.ok()) << entry << ": " << (info.ok() ? "" : info.error().ToString());
+        if (info.ok()) info_ = *std::move(info);
+        options_ = default_options ? spirv::test::MakeLoweringOptions(module_, info_) : std::move(options);
+        ctx_ = std::make_unique<LoweringContext>(info_, options_);
+    }
+
+    // Runs the passes up to and including `last`; returns what the last one reported (whether it changed the module).
+    bool RunThrough(std::size_t last) {
+        bool changed = false;
+        for (; next_ <= last; ++next_) {
+            std::unique_ptr<Pass> pass = MakePass(next_, *ctx_);
+            Result<bool> ran = pass->Run(module_);
+            EXPECT_TRUE(ran.ok()) << pass->Name() << ": " << (ran.ok() ? "" : ran.error().ToString());
+            if (!ran.ok()) {
+                failed_ = true;
+                return false;
+            }
+            changed = *ran;
+        }
+        return changed;
+    }
+
+    // Runs the remaining passes; returns the final words after checking them with the Vulkan 1.3 validator.
+    std::vector<std::uint32_t> FinishAndValidate() {
+        RunThrough(kPassCount - 1);
+        if (failed_) return {};
+        std::vector<std::uint32_t> words = WriteModule(module_);
+        EXPECT_EQ(spirv::test::ValidateVulkan13(words), "");
+        return words;
+    }
+
+    Module& module() { return module_; }
+    const NodeInfo& info() const { return info_; }
+    const LoweringOptions& options() const { return options_; }
+    LoweringContext& ctx() { return *ctx_; }
+
+  private:
+    Module module_;
+    NodeInfo info_;
+    LoweringOptions options_;
+    std::unique_ptr<LoweringContext> ctx_;
+    std::size_t next_ = 0;
+    bool failed_ = false;
+};
+
+Module Corpus(const std::string& name) { return spirv::test::AssembleModule(spirv::test::CorpusText(name), name); }
+
+// The id an OpName gives `name`, 0 if none.
+std::uint32_t IdNamed(const Module& module, const std::string& name) {
+    for (const Instruction& inst : module.section(Section::kDebugName)) {
+        if (inst.opcode() == Op::OpName && inst.StringAt(1) == name) return inst.Word(0);
+    }
+    return 0;
+}
+
+// Every instruction inside functions (not the OpFunction headers).
+std::vector<const Instruction*> BodyInstructions(const Module& module) {
+    std::vector<const Instruction*> out;
+    for (const Function& function : module.functions()) {
+        for (const BasicBlock& block : function.blocks) {
+            for (const Instruction& inst : block.instructions) out.push_back(&inst);
+        }
+    }
+    return out;
+}
+
+std::size_t CountOpcode(const Module& module, Op op) {
+    std::size_t count = 0;
+    module.ForEachInstruction([&](const Instruction& inst) { count += inst.opcode() == op; });
+    return count;
+}
+
+// The function-body instruction defining `id`, or nullptr.
+const Instruction* BodyDef(const Module& module, std::uint32_t id) {
+    for (const Instruction* inst : BodyInstructions(module)) {
+        if (inst->result_id() == id) return inst;
+    }
+    return nullptr;
+}
+
+// Function-body instructions that use `id` as an operand.
+std::size_t UsesInBodies(const Module& module, std::uint32_t id) {
+    std::size_t uses = 0;
+    for (const Instruction* inst : BodyInstructions(module)) {
+        for (std::size_t i = 0; i < inst->OperandWordCount(); ++i) uses += inst->IsIdOperand(i) && inst->Word(i) == id;
+    }
+    return uses;
+}
+
+bool HasCapability(const Module& module, Capability capability) {
+    for (const Instruction& inst : module.section(Section::kCapability)) {
+        if (inst.Word(0) == static_cast<std::uint32_t>(capability)) return true;
+    }
+    return false;
+}
+
+StorageClass StorageOfPointer(const Module& module, std::uint32_t pointer_type) {
+    const Instruction* def = module.FindDef(pointer_type);
+    return def != nullptr && def->opcode() == Op::OpTypePointer ? static_cast<StorageClass>(def->Word(0)) : StorageClass::Generic;
+}
+
+std::size_t GlobalVariables(const Module& module, StorageClass storage_class) {
+    std::size_t count = 0;
+    for (const Instruction& inst : module.section(Section::kTypesValues)) {
+        count += inst.opcode() == Op::OpVariable && inst.Word(0) == static_cast<std::uint32_t>(storage_class);
+    }
+    return count;
+}
+
+// ---------------------------------------------------------------------------------------------------------------------
+// 1. SelectEntryPointPass
+
+// Two nodes in one module (lib_6_8 style): "main" calls a helper, "other" is a coalescing node, "unused" is called by
+// nobody.
+constexpr const char* kTwoEntryPoints = R"(
+               OpCapability Shader
+               OpCapability ShaderEnqueueAMDX
+               OpExtension "SPV_AMDX_shader_enqueue"
+               OpMemoryModel Logical GLSL450
+               OpEntryPoint GLCompute %main "main" %in_a %out_buf
+               OpEntryPoint GLCompute %other "other" %in_b
+               OpExecutionMode %main LocalSize 8 1 1
+               OpExecutionModeId %main StaticNumWorkgroupsAMDX %uint_1 %uint_1 %uint_1
+               OpExecutionMode %other LocalSize 4 1 1
+               OpExecutionMode %other CoalescingAMDX
+               OpName %main "main"
+               OpName %other "other"
+               OpName %helper "helper"
+               OpName %unused "unused"
+               OpMemberDecorate %Rec 0 Offset 0
+               OpDecorateId %arr_a NodeMaxPayloadsAMDX %uint_1
+               OpDecorateId %arr_b NodeMaxPayloadsAMDX %uint_4
+               OpDecorate %rt ArrayStride 4
+               OpMemberDecorate %Buf 0 Offset 0
+               OpDecorate %Buf Block
+               OpDecorate %out_buf DescriptorSet 0
+               OpDecorate %out_buf Binding 0
+       %void = OpTypeVoid
+       %uint = OpTypeInt 32 0
+     %uint_0 = OpConstant %uint 0
+     %uint_1 = OpConstant %uint 1
+     %uint_4 = OpConstant %uint 4
+        %Rec = OpTypeStruct %uint
+      %arr_a = OpTypeNodePayloadArrayAMDX %Rec
+      %arr_b = OpTypeNodePayloadArrayAMDX %Rec
+      %ptr_a = OpTypePointer NodePayloadAMDX %arr_a
+      %ptr_b = OpTypePointer NodePayloadAMDX %arr_b
+   %ptr_uint = OpTypePointer NodePayloadAMDX %uint
+         %rt = OpTypeRuntimeArray %uint
+        %Buf = OpTypeStruct %rt
+    %ptr_buf = OpTypePointer StorageBuffer %Buf
+ %ptr_sb_uint = OpTypePointer StorageBuffer %uint
+         %fn = OpTypeFunction %void
+    %fn_uint = OpTypeFunction %uint %uint
+       %in_a = OpVariable %ptr_a NodePayloadAMDX
+       %in_b = OpVariable %ptr_b NodePayloadAMDX
+    %out_buf = OpVariable %ptr_buf StorageBuffer
+       %main = OpFunction %void None %fn
+         %e0 = OpLabel
+          %p = OpAccessChain %ptr_uint %in_a %uint_0 %uint_0
+          %v = OpLoad %uint %p
+          %w = OpFunctionCall %uint %helper %v
+          %d = OpAccessChain %ptr_sb_uint %out_buf %uint_0 %uint_0
+               OpStore %d %w
+               OpReturn
+               OpFunctionEnd
+     %helper = OpFunction %uint None %fn_uint
+      %param = OpFunctionParameter %uint
+         %e1 = OpLabel
+       %plus = OpIAdd %uint %param %uint_1
+               OpReturnValue %plus
+               OpFunctionEnd
+      %other = OpFunction %void None %fn
+         %e2 = OpLabel
+               OpReturn
+               OpFunctionEnd
+     %unused = OpFunction %void None %fn
+         %e3 = OpLabel
+               OpReturn
+               OpFunctionEnd
+)";
+
+TEST(LoweringPasses, SelectEntryPointKeepsOnlyTheNodeAndWhatItCalls) {
+    const Module module = spirv::test::AssembleModule(kTwoEntryPoints, "two entry points");
+    const std::uint32_t main_id = IdNamed(module, "main"), helper = IdNamed(module, "helper");
+    const std::uint32_t other = IdNamed(module, "other"), unused = IdNamed(module, "unused");
+    ASSERT_EQ(module.section(Section::kEntryPoint).size(), 2u);
+    ASSERT_EQ(module.functions().size(), 4u);
+    ASSERT_EQ(module.section(Section::kExecutionMode).size(), 4u);
+
+    PassPipeline pipeline(module, "main");
+    EXPECT_TRUE(pipeline.RunThrough(kSelectEntryPoint));
+    const Module& selected = pipeline.module();
+    ASSERT_EQ(selected.section(Section::kEntryPoint).size(), 1u);
+    EXPECT_EQ(selected.section(Section::kEntryPoint)[0].Word(1), main_id);
+    // Only main's two execution modes survive.
+    ASSERT_EQ(selected.section(Section::kExecutionMode).size(), 2u);
+    for (const Instruction& mode : selected.section(Section::kExecutionMode)) EXPECT_EQ(mode.Word(0), main_id);
+    // main and the helper it calls stay, in their order; "other" and "unused" are gone.
+    std::vector<std::uint32_t> functions;
+    for (const Function& function : selected.functions()) functions.push_back(function.result_id());
+    EXPECT_EQ(functions, (std::vector<std::uint32_t>{main_id, helper}));
+    EXPECT_EQ(std::count(functions.begin(), functions.end(), other), 0);
+    EXPECT_EQ(std::count(functions.begin(), functions.end(), unused), 0);
+    // ...and so are their debug names (they would refer to ids that no longer exist).
+    EXPECT_EQ(IdNamed(selected, "other"), 0u);
+    EXPECT_EQ(IdNamed(selected, "unused"), 0u);
+    EXPECT_EQ(IdNamed(selected, "helper"), helper);
+
+    pipeline.FinishAndValidate();
+    // The other node's input variable was not part of this node: it is gone from the final interface too.
+    for (const Instruction& entry : pipeline.module().section(Section::kEntryPoint)) {
+        for (std::size_t i = 0; i < entry.OperandWordCount(); ++i) {
+            if (entry.IsIdOperand(i)) {
+                EXPECT_NE(entry.Word(i), IdNamed(module, "in_b"));
+            }
+        }
+    }
+}
+
+TEST(LoweringPasses, SelectEntryPointRejectsPayloadParameters) {
+    // DXC -Od passes the payload to the node body as a parameter; the lowering does not follow payloads across calls.
+    std::string text = kTwoEntryPoints;
+    auto replace = [&text](const std::string& from, const std::string& to) {
+        const std::size_t at = text.find(from);
+        ASSERT_NE(at, std::string::npos) << from;
+        text.replace(at, from.size(), to);
+    };
+    replace("%fn_uint = OpTypeFunction %uint %uint", "%fn_uint = OpTypeFunction %uint %ptr_a");
+    replace("%w = OpFunctionCall %uint %helper %v", "%w = OpFunctionCall %uint %helper %in_a");
+    replace("%param = OpFunctionParameter %uint", "%param = OpFunctionParameter %ptr_a");
+    replace("%plus = OpIAdd %uint %param %uint_1",
+            "%pp = OpAccessChain %ptr_uint %param %uint_0 %uint_0\n%plus = OpLoad %uint %pp");
+    const Module module = spirv::test::AssembleModule(text, "payload parameter");
+    const Result<NodeInfo> info = AnalyzeNode(module, "main", nullptr);
+    ASSERT_TRUE(info.ok()) << info.error().ToString();
+    const LoweringOptions options = spirv::test::MakeLoweringOptions(module, *info);
+    LoweringContext ctx(*info, options);
+    Module copy = module;
+    Result<bool> ran = lowering::SelectEntryPointPass(ctx).Run(copy);
+    ASSERT_FALSE(ran.ok());
+    EXPECT_NE(ran.error().message.find("takes a node payload as a parameter"), std::string::npos) << ran.error().message;
+}
+
+// ---------------------------------------------------------------------------------------------------------------------
+// 2. ResolvePayloadAliasesPass
+
+TEST(LoweringPasses, ResolvePayloadAliasesTurnsLoadsOfAllocationsIntoCopies) {
+    // output_sparse_array: %p = OpAllocate...; %v = OpLoad %out_arr %p; OpStore %records %v; enqueue %records.
+    const Module module = Corpus("output_sparse_array.spvasm");
+    const std::uint32_t records = IdNamed(module, "records");
+    ASSERT_NE(records, 0u);
+    PassPipeline pipeline(module, "main");
+    pipeline.RunThrough(kSelectEntryPoint);
+    const std::size_t loads_before = CountOpcode(pipeline.module(), Op::OpLoad);
+    const std::size_t copies_before = CountOpcode(pipeline.module(), Op::OpCopyObject);
+    EXPECT_TRUE(pipeline.RunThrough(kResolvePayloadAliases));
+    const Module& resolved = pipeline.module();
+
+    // Exactly the by-value load of the allocation became a copy of the allocation's result, under the same id.
+    EXPECT_EQ(CountOpcode(resolved, Op::OpLoad), loads_before - 1);
+    EXPECT_EQ(CountOpcode(resolved, Op::OpCopyObject), copies_before + 1);
+    std::uint32_t allocation = 0;
+    for (const Instruction* inst : BodyInstructions(resolved)) {
+        if (inst->opcode() == Op::OpAllocateNodePayloadsAMDX) allocation = inst->result_id();
+    }
+    ASSERT_NE(allocation, 0u);
+    const Instruction* copy = nullptr;
+    for (const Instruction* inst : BodyInstructions(resolved)) {
+        if (inst->opcode() == Op::OpCopyObject) copy = inst;
+    }
+    ASSERT_NE(copy, nullptr);
+    EXPECT_EQ(copy->Word(0), allocation);
+    EXPECT_EQ(copy->type_id(), pipeline.info().outputs[0].payload_array_type_id);
+    // Every alias (the copy and the Function variable it is stored to) now traces back to that one allocation.
+    EXPECT_EQ(pipeline.ctx().payload_source.at(copy->result_id()), allocation);
+    EXPECT_EQ(pipeline.ctx().payload_source.at(records), allocation);
+    EXPECT_EQ(pipeline.ctx().payload_source.at(allocation), allocation);
+
+    pipeline.FinishAndValidate();
+}
+
+TEST(LoweringPasses, ResolvePayloadAliasesChangesNothingWithoutOutputs) {
+    PassPipeline pipeline(Corpus("broadcast_static_grid.spvasm"), "main");
+    pipeline.RunThrough(kSelectEntryPoint);
+    const std::vector<std::uint32_t> before = WriteModule(pipeline.module());
+    EXPECT_FALSE(pipeline.RunThrough(kResolvePayloadAliases));
+    EXPECT_EQ(WriteModule(pipeline.module()), before);
+    EXPECT_TRUE(pipeline.ctx().payload_source.empty());
+    pipeline.FinishAndValidate();
+}
+
+// ---------------------------------------------------------------------------------------------------------------------
+// 3. RuntimeContextPass
+
+TEST(LoweringPasses, RuntimeContextAddsAddressingPushConstantsAndPrivateContext) {
+    // Records with 16-bit members need the 16-bit storage capability once they live in buffer memory.
+    PassPipeline pipeline(Corpus("broadcast_dynamic_grid_u16x2.spvasm"), "main");
+    pipeline.RunThrough(kResolvePayloadAliases);
+    const std::size_t functions_before = pipeline.module().functions().size();
+    ASSERT_EQ(GlobalVariables(pipeline.module(), StorageClass::PushConstant), 0u);
+    const std::size_t private_before = GlobalVariables(pipeline.module(), StorageClass::Private);
+    EXPECT_FALSE(HasCapability(pipeline.module(), Capability::StorageBuffer16BitAccess));
+
+    EXPECT_TRUE(pipeline.RunThrough(kRuntimeContext));
+    const Module& m = pipeline.module();
+    LoweringContext& ctx = pipeline.ctx();
+    EXPECT_EQ(m.section(Section::kMemoryModel)[0].Word(0), static_cast<std::uint32_t>(AddressingModel::PhysicalStorageBuffer64));
+    EXPECT_TRUE(HasCapability(m, Capability::PhysicalStorageBufferAddresses));
+    EXPECT_TRUE(HasCapability(m, Capability::Int64));
+    EXPECT_TRUE(HasCapability(m, Capability::StorageBuffer16BitAccess));
+    // A push-constant block of our own: struct { uint64 } decorated Block, the member at context_offset.
+    ASSERT_EQ(GlobalVariables(m, StorageClass::PushConstant), 1u);
+    ASSERT_NE(ctx.push_constant_var, 0u);
+    std::uint32_t block = 0;
+    ASSERT_TRUE(lowering::PointerInfo(m, m.FindDef(ctx.push_constant_var)->type_id(), nullptr, &block));
+    const Instruction* block_def = m.FindDef(block);
+    ASSERT_EQ(block_def->opcode(), Op::OpTypeStruct);
+    ASSERT_EQ(block_def->OperandWordCount(), 1u);
+    EXPECT_EQ(block_def->Word(0), ctx.u64);
+    EXPECT_EQ(ctx.push_constant_member, 0u);
+    EXPECT_EQ(OffsetOf(m, block, 0), std::optional<std::uint32_t>(pipeline.options().context_offset));
+    // Nine Private context variables (scratch address + eight uint32 offsets/counts) and the input-address helper.
+    EXPECT_EQ(GlobalVariables(m, StorageClass::Private), private_before + 9);
+    for (std::uint32_t var :
+         {ctx.var_scratch, ctx.var_input_half, ctx.var_output_half, ctx.var_records_offset, ctx.var_directory_offset,
+          ctx.var_heap_offset, ctx.var_directory_first, ctx.var_input_count, ctx.var_recursion_depth}) {
+        ASSERT_NE(var, 0u);
+        EXPECT_EQ(StorageOfPointer(m, m.FindDef(var)->type_id()), StorageClass::Private);
+    }
+    ASSERT_EQ(m.functions().size(), functions_before + 1);
+    EXPECT_EQ(m.functions().back().result_id(), ctx.fn_input_record_address);
+
+    pipeline.FinishAndValidate();
+}
+
+TEST(LoweringPasses, RuntimeContextExtendsTheApplicationsPushConstantBlock) {
+    // Add an application push-constant block { uint a; uint b; } (8 bytes) used by the node.
+    std::string text = spirv::test::CorpusText("broadcast_static_grid.spvasm");
+    auto insert_after = [&text](const std::string& anchor, const std::string& what) {
+        const std::size_t at = text.find(anchor);
+        ASSERT_NE(at, std::string::npos) << anchor;
+        text.insert(at + anchor.size(), what);
+    };
+    insert_after("OpDecorate %UAV Binding 0\n",
+                 "OpMemberDecorate %PC 0 Offset 0\nOpMemberDecorate %PC 1 Offset 4\nOpDecorate %PC Block\n");
+    insert_after("%_ptr_StorageBuffer_uint = OpTypePointer StorageBuffer %uint\n",
+                 "%PC = OpTypeStruct %uint %uint\n%ptr_pc = OpTypePointer PushConstant %PC\n"
+                 "%ptr_pc_uint = OpTypePointer PushConstant %uint\n%pc = OpVariable %ptr_pc PushConstant\n");
+    insert_after("%tex = OpLoad %uint %tex_ptr\n", "%pcp = OpAccessChain %ptr_pc_uint %pc %uint_1\n%pcv = OpLoad %uint %pcp\n");
+    const std::string store = "OpStore %dst %tex";
+    text.replace(text.find(store), store.size(), "%sum = OpIAdd %uint %tex %pcv\nOpStore %dst %sum");
+    const std::string entry = "%gl_GlobalInvocationID %UAV";
+    text.replace(text.find(entry), entry.size(), entry + " %pc");
+    const Module with_pc = spirv::test::AssembleModule(text, "static grid + push constants");
+
+    PassPipeline pipeline(with_pc, "main");
+    EXPECT_EQ(pipeline.options().context_offset, 8u);
+    pipeline.RunThrough(kRuntimeContext);
+    const Module& m = pipeline.module();
+    // Still one push-constant variable: the application's, whose block gained the uint64 member at offset 8.
+    ASSERT_EQ(GlobalVariables(m, StorageClass::PushConstant), 1u);
+    std::uint32_t block = 0;
+    ASSERT_TRUE(lowering::PointerInfo(m, m.FindDef(pipeline.ctx().push_constant_var)->type_id(), nullptr, &block));
+    const Instruction* block_def = m.FindDef(block);
+    ASSERT_EQ(block_def->OperandWordCount(), 3u);
+    EXPECT_EQ(pipeline.ctx().push_constant_member, 2u);
+    EXPECT_EQ(block_def->Word(2), pipeline.ctx().u64);
+    EXPECT_EQ(OffsetOf(m, block, 0), std::optional<std::uint32_t>(0u));
+    EXPECT_EQ(OffsetOf(m, block, 1), std::optional<std::uint32_t>(4u));
+    EXPECT_EQ(OffsetOf(m, block, 2), std::optional<std::uint32_t>(8u));
+    pipeline.FinishAndValidate();
+}
+
+// ---------------------------------------------------------------------------------------------------------------------
+// 4. LaunchPass
+
+TEST(LoweringPasses, LaunchPrependsThePrologueAndRetargetsBuiltins) {
+    const Module module = Corpus("broadcast_static_grid.spvasm");
+    const std::uint32_t global_id_input = lowering::FindBuiltinVariable(module, BuiltIn::GlobalInvocationId);
+    ASSERT_NE(global_id_input, 0u);
+    PassPipeline pipeline(module, "main");
+    pipeline.RunThrough(kRuntimeContext);
+    const Function* entry_before = lowering::FindFunction(pipeline.module(), pipeline.info().entry_point_id);
+    ASSERT_NE(entry_before, nullptr);
+    const std::uint32_t original_first_label = entry_before->blocks.front().label_id();
+    const std::size_t blocks_before = entry_before->blocks.size();
+    // The node's code reads GlobalInvocationId straight from the Input variable.
+    std::uint32_t gid_load = 0;
+    for (const Instruction* inst : BodyInstructions(pipeline.module())) {
+        if (inst->opcode() == Op::OpLoad && inst->Word(0) == global_id_input) gid_load = inst->result_id();
+    }
+    ASSERT_NE(gid_load, 0u);
+    ASSERT_EQ(lowering::FindBuiltinVariable(pipeline.module(), BuiltIn::WorkgroupId), 0u);
+
+    EXPECT_TRUE(pipeline.RunThrough(kLaunch));
+    const Module& m = pipeline.module();
+    const Function* entry = lowering::FindFunction(pipeline.module(), pipeline.info().entry_point_id);
+    ASSERT_NE(entry, nullptr);
+    // New blocks in front: the first block is new and the original first block is still there.
+    EXPECT_GT(entry->blocks.size(), blocks_before);
+    EXPECT_NE(entry->blocks.front().label_id(), original_first_label);
+    EXPECT_TRUE(std::any_of(entry->blocks.begin(), entry->blocks.end(),
+                            [&](const BasicBlock& block) { return block.label_id() == original_first_label; }));
+    // The prologue reads the real WorkgroupId (created, the node had none) and LocalInvocationIndex / Id.
+    EXPECT_EQ(pipeline.ctx().builtin_workgroup_id, lowering::FindBuiltinVariable(m, BuiltIn::WorkgroupId));
+    EXPECT_NE(pipeline.ctx().builtin_workgroup_id, 0u);
+    EXPECT_NE(pipeline.ctx().builtin_local_invocation_index, 0u);
+    // The node's own load of GlobalInvocationId now reads a Private copy the prologue writes; nothing reads the Input.
+    const Instruction* load = BodyDef(m, gid_load);
+    ASSERT_NE(load, nullptr);
+    EXPECT_NE(load->Word(0), global_id_input);
+    EXPECT_EQ(StorageOfPointer(m, m.FindDef(load->Word(0))->type_id()), StorageClass::Private);
+    EXPECT_EQ(UsesInBodies(m, global_id_input), 0u);
+    std::size_t stores_to_copy = 0;
+    for (const Instruction* inst : BodyInstructions(m))
+        stores_to_copy += inst->opcode() == Op::OpStore && inst->Word(0) == load->Word(0);
+    EXPECT_EQ(stores_to_copy, 1u);
+    // The prologue fills the context: the scratch address comes from the push constant.
+    std::size_t scratch_stores = 0;
+    for (const Instruction* inst : BodyInstructions(m))
+        scratch_stores += inst->opcode() == Op::OpStore && inst->Word(0) == pipeline.ctx().var_scratch;
+    EXPECT_EQ(scratch_stores, 1u);
+    // An early return for the workgroups past the node's work: one OpReturn more in the entry point.
+    std::size_t returns = 0;
+    for (const BasicBlock& block : entry->blocks) returns += block.instructions.back().opcode() == Op::OpReturn;
+    EXPECT_EQ(returns, 2u);
+
+    pipeline.FinishAndValidate();
+}
+
+TEST(LoweringPasses, LaunchGivesThreadNodesTheBatchAsTheirWorkgroup) {
+    PassPipeline probe(Corpus("thread_node.spvasm"), "main");
+    LoweringOptions options = probe.options();
+    options.thread_batch_size = 24;
+    PassPipeline pipeline(Corpus("thread_node.spvasm"), "main", options, false);
+    ASSERT_EQ(pipeline.info().launch, LaunchKind::kThread);
+    pipeline.RunThrough(kRuntimeContext);
+    auto local_sizes = [](const Module& m) {
+        std::vector<std::vector<std::uint32_t>> sizes;
+        for (const Instruction& inst : m.section(Section::kExecutionMode)) {
+            if (inst.Word(1) != static_cast<std::uint32_t>(ExecutionMode::LocalSize)) continue;
+            sizes.push_back({inst.Word(2), inst.Word(3), inst.Word(4)});
+        }
+        return sizes;
+    };
+    EXPECT_EQ(local_sizes(pipeline.module()), (std::vector<std::vector<std::uint32_t>>{{1, 1, 1}}));
+    pipeline.RunThrough(kLaunch);
+    EXPECT_EQ(local_sizes(pipeline.module()), (std::vector<std::vector<std::uint32_t>>{{24, 1, 1}}));
+    pipeline.FinishAndValidate();
+}
+
+// ---------------------------------------------------------------------------------------------------------------------
+// 5. LowerInputPass
+
+TEST(LoweringPasses, LowerInputLooksUpEveryRecordAndLoadsTheBatchSize) {
+    // coalescing_max_records: %count = OpNodePayloadArrayLengthAMDX %in; two access chains %in[%i].member.
+    const Module module = Corpus("coalescing_max_records.spvasm");
+    const std::uint32_t input = IdNamed(module, "in");
+    PassPipeline pipeline(module, "main");
+    pipeline.RunThrough(kLaunch);
+    ASSERT_EQ(pipeline.info().input_variable_id, input);
+    std::size_t input_chains = 0;
+    std::uint32_t length = 0;
+    for (const Instruction* inst : BodyInstructions(pipeline.module())) {
+        input_chains += inst->opcode() == Op::OpAccessChain && inst->Word(0) == input;
+        if (inst->opcode() == Op::OpNodePayloadArrayLengthAMDX) length = inst->result_id();
+    }
+    ASSERT_EQ(input_chains, 2u);
+    ASSERT_NE(length, 0u);
+    const std::size_t calls_before = CountOpcode(pipeline.module(), Op::OpFunctionCall);
+
+    EXPECT_TRUE(pipeline.RunThrough(kLowerInput));
+    const Module& m = pipeline.module();
+    EXPECT_EQ(UsesInBodies(m, input), 0u) << "the input variable is no longer used";
+    EXPECT_EQ(CountOpcode(m, Op::OpNodePayloadArrayLengthAMDX), 0u);
+    // The length is the batch size the prologue stored, under the same result id.
+    const Instruction* length_def = BodyDef(m, length);
+    ASSERT_NE(length_def, nullptr);
+    EXPECT_EQ(length_def->opcode(), Op::OpLoad);
+    EXPECT_EQ(length_def->Word(0), pipeline.ctx().var_input_count);
+    // One InputRecordAddress(index) call per access chain, converted to a PhysicalStorageBuffer record pointer.
+    std::size_t address_calls = 0;
+    for (const Instruction* inst : BodyInstructions(m)) {
+        address_calls += inst->opcode() == Op::OpFunctionCall && inst->Word(0) == pipeline.ctx().fn_input_record_address;
+    }
+    EXPECT_EQ(address_calls, 2u);
+    EXPECT_EQ(CountOpcode(m, Op::OpFunctionCall), calls_before + 2);
+    EXPECT_GE(CountOpcode(m, Op::OpConvertUToPtr), 2u);
+    pipeline.FinishAndValidate();
+}
+
+TEST(LoweringPasses, LowerInputTurnsFinishWritingIntoASharedDecrement) {
+    PassPipeline pipeline(Corpus("track_finish_writing.spvasm"), "main");
+    pipeline.RunThrough(kLaunch);
+    std::uint32_t finish_id = 0;
+    for (const Instruction* inst : BodyInstructions(pipeline.module())) {
+        if (inst->opcode() == Op::OpFinishWritingNodePayloadAMDX) finish_id = inst->result_id();
+    }
+    ASSERT_NE(finish_id, 0u);
+    const std::size_t functions_before = pipeline.module().functions().size();
+    const std::size_t workgroup_before = GlobalVariables(pipeline.module(), StorageClass::Workgroup);
+
+    pipeline.RunThrough(kLowerInput);
+    const Module& m = pipeline.module();
+    EXPECT_EQ(CountOpcode(m, Op::OpFinishWritingNodePayloadAMDX), 0u);
+    // Same result id, now a call of a new helper that decrements the counter and shares the verdict (workgroup flag).
+    const Instruction* call = BodyDef(m, finish_id);
+    ASSERT_NE(call, nullptr);
+    EXPECT_EQ(call->opcode(), Op::OpFunctionCall);
+    ASSERT_EQ(m.functions().size(), functions_before + 1);
+    EXPECT_EQ(call->Word(0), m.functions().back().result_id());
+    EXPECT_EQ(GlobalVariables(m, StorageClass::Workgroup), workgroup_before + 1);
+    std::size_t decrements = 0;
+    for (const BasicBlock& block : m.functions().back().blocks) {
+        for (const Instruction& inst : block.instructions) decrements += inst.opcode() == Op::OpAtomicISub;
+    }
+    EXPECT_EQ(decrements, 1u);
+    pipeline.FinishAndValidate();
+}
+
+// ---------------------------------------------------------------------------------------------------------------------
+// 6. LowerOutputsPass
+
+TEST(LoweringPasses, LowerOutputsReplacesAllocateEnqueueAndIsValid) {
+    // output_sparse_array: IsValid on the Function-variable output object, an Invocation allocation, one enqueue.
+    const Module module = Corpus("output_sparse_array.spvasm");
+    PassPipeline pipeline(module, "main");
+    pipeline.RunThrough(kLowerInput);
+    std::uint32_t allocation = 0, valid = 0;
+    for (const Instruction* inst : BodyInstructions(pipeline.module())) {
+        if (inst->opcode() == Op::OpAllocateNodePayloadsAMDX) allocation = inst->result_id();
+        if (inst->opcode() == Op::OpIsNodePayloadValidAMDX) valid = inst->result_id();
+    }
+    ASSERT_NE(allocation, 0u);
+    ASSERT_NE(valid, 0u);
+    ASSERT_EQ(CountOpcode(pipeline.module(), Op::OpEnqueueNodePayloadsAMDX), 1u);
+    const std::size_t functions_before = pipeline.module().functions().size();
+
+    EXPECT_TRUE(pipeline.RunThrough(kLowerOutputs));
+    const Module& m = pipeline.module();
+    EXPECT_EQ(CountOpcode(m, Op::OpAllocateNodePayloadsAMDX), 0u);
+    EXPECT_EQ(CountOpcode(m, Op::OpEnqueueNodePayloadsAMDX), 0u);
+    EXPECT_EQ(CountOpcode(m, Op::OpIsNodePayloadValidAMDX), 0u);
+    // The allocation's id is now the record-buffer pointer converted from the helper's address.
+    const Instruction* pointer = BodyDef(m, allocation);
+    ASSERT_NE(pointer, nullptr);
+    EXPECT_EQ(pointer->opcode(), Op::OpConvertUToPtr);
+    EXPECT_EQ(StorageOfPointer(m, pointer->type_id()), StorageClass::PhysicalStorageBuffer);
+    const Instruction* address = BodyDef(m, pointer->Word(0));
+    ASSERT_NE(address, nullptr);
+    EXPECT_EQ(address->opcode(), Op::OpFunctionCall);
+    EXPECT_EQ(address->type_id(), pipeline.ctx().u64);
+    // IsValid keeps its id and becomes a call of the is-valid helper; two new helpers (allocate, is-valid).
+    const Instruction* valid_call = BodyDef(m, valid);
+    ASSERT_NE(valid_call, nullptr);
+    EXPECT_EQ(valid_call->opcode(), Op::OpFunctionCall);
+    EXPECT_EQ(valid_call->type_id(), pipeline.ctx().bool_type);
+    EXPECT_NE(valid_call->Word(0), address->Word(0));
+    EXPECT_EQ(m.functions().size(), functions_before + 2);
+    pipeline.FinishAndValidate();
+}
+
+TEST(LoweringPasses, LowerOutputsSharesWorkgroupAllocationsThroughWorkgroupMemory) {
+    PassPipeline pipeline(Corpus("hello_first_node.spvasm"), "firstNode");
+    ASSERT_TRUE(pipeline.info().outputs.at(0).allocated_at_workgroup_scope);
+    pipeline.RunThrough(kLowerInput);
+    const std::size_t functions_before = pipeline.module().functions().size();
+    const std::size_t workgroup_before = GlobalVariables(pipeline.module(), StorageClass::Workgroup);
+    pipeline.RunThrough(kLowerOutputs);
+    // Invocation allocate + the workgroup wrapper (leader allocates, shares the address in one Workgroup variable).
+    EXPECT_EQ(pipeline.module().functions().size(), functions_before + 2);
+    EXPECT_EQ(GlobalVariables(pipeline.module(), StorageClass::Workgroup), workgroup_before + 1);
+    EXPECT_EQ(CountOpcode(pipeline.module(), Op::OpControlBarrier), 2u);
+    pipeline.FinishAndValidate();
+}
+
+TEST(LoweringPasses, LowerOutputsChecksADenseArrayIndexAgainstItsTableGivenTheTypeId) {
+    // output_dense_array_is_valid_type: `OpIsNodePayloadValidAMDX %bool %out_arr %node_idx` (type id), ArraySize 4.
+    const Module module = Corpus("output_dense_array_is_valid_type.spvasm");
+    PassPipeline pipeline(module, "main");
+    ASSERT_EQ(pipeline.info().outputs.size(), 1u);
+    EXPECT_FALSE(pipeline.info().outputs[0].sparse);
+    EXPECT_EQ(pipeline.options().output_table_length, (std::vector<std::uint32_t>{4}));
+    pipeline.RunThrough(kLowerInput);
+    std::uint32_t valid = 0;
+    for (const Instruction* inst : BodyInstructions(pipeline.module())) {
+        if (inst->opcode() == Op::OpIsNodePayloadValidAMDX) {
+            valid = inst->result_id();
+            EXPECT_EQ(inst->Word(0), pipeline.info().outputs[0].payload_array_type_id) << "the operand is the type id";
+        }
+    }
+    ASSERT_NE(valid, 0u);
+
+    pipeline.RunThrough(kLowerOutputs);
+    const Module& m = pipeline.module();
+    const Instruction* call = BodyDef(m, valid);
+    ASSERT_NE(call, nullptr);
+    ASSERT_EQ(call->opcode(), Op::OpFunctionCall);
+    const Function* helper = lowering::FindFunction(pipeline.module(), call->Word(0));
+    ASSERT_NE(helper, nullptr);
+    ASSERT_EQ(helper->header.size(), 2u);  // OpFunction + the node index parameter
+    const std::uint32_t index = helper->header[1].result_id();
+    // index < 4 (the dense array's table length), and the self-recursion check compares with this node's index (3).
+    bool bounds_check = false, self_check = false;
+    for (const BasicBlock& block : helper->blocks) {
+        for (const Instruction& inst : block.instructions) {
+            if (inst.opcode() == Op::OpULessThan && inst.Word(0) == index) {
+                Result<std::uint32_t> bound = EvaluateUint32(m, inst.Word(1));
+                bounds_check |= bound.ok() && *bound == 4u;
+            }
+            if (inst.opcode() == Op::OpIEqual) {
+                Result<std::uint32_t> node = EvaluateUint32(m, inst.Word(1));
+                self_check |= node.ok() && *node == pipeline.options().graph_node_index;
+            }
+        }
+    }
+    EXPECT_TRUE(bounds_check);
+    EXPECT_TRUE(self_check);
+    pipeline.FinishAndValidate();
+}
+
+// ---------------------------------------------------------------------------------------------------------------------
+// 7. RewritePayloadPointersPass
+
+TEST(LoweringPasses, RewritePayloadPointersMovesPayloadsToPhysicalStorageBuffer) {
+    const Module module = Corpus("output_sparse_array.spvasm");
+    const std::uint32_t records = IdNamed(module, "records");
+    PassPipeline pipeline(module, "main");
+    pipeline.RunThrough(kLowerOutputs);
+    auto payload_typed = [](const Module& m) {
+        std::size_t count = 0;
+        for (const Instruction* inst : BodyInstructions(m)) {
+            if (inst->type_id() == 0) continue;
+            const Instruction* type = m.FindDef(inst->type_id());
+            count += type != nullptr && ((type->opcode() == Op::OpTypePointer &&
+                                          type->Word(0) == static_cast<std::uint32_t>(StorageClass::NodePayloadAMDX)) ||
+                                         type->opcode() == Op::OpTypeNodePayloadArrayAMDX);
+        }
+        return count;
+    };
+    ASSERT_GT(payload_typed(pipeline.module()), 0u);
+
+    EXPECT_TRUE(pipeline.RunThrough(kRewritePayloadPointers));
+    const Module& m = pipeline.module();
+    EXPECT_EQ(payload_typed(m), 0u) << "no value of NodePayloadAMDX pointer or payload-array type is left";
+    // The Function variable that aliased the allocation now holds a PhysicalStorageBuffer pointer: AliasedPointer.
+    const Instruction* var = BodyDef(m, records);
+    ASSERT_NE(var, nullptr);
+    std::uint32_t pointee = 0;
+    ASSERT_TRUE(lowering::PointerInfo(m, var->type_id(), nullptr, &pointee));
+    EXPECT_EQ(StorageOfPointer(m, pointee), StorageClass::PhysicalStorageBuffer);
+    bool aliased = false;
+    for (const Instruction* decoration : m.DecorationsOf(records)) {
+        aliased |= decoration->Word(1) == static_cast<std::uint32_t>(Decoration::AliasedPointer);
+    }
+    EXPECT_TRUE(aliased);
+    // Every load and store through a PhysicalStorageBuffer pointer carries Aligned.
+    const std::unordered_map<std::uint32_t, std::uint32_t> types = lowering::CollectResultTypes(m);
+    std::size_t buffer_accesses = 0;
+    for (const Instruction* inst : BodyInstructions(m)) {
+        if (inst->opcode() != Op::OpLoad && inst->opcode() != Op::OpStore) continue;
+        const auto type = types.find(inst->Word(0));
+        if (type == types.end() || StorageOfPointer(m, type->second) != StorageClass::PhysicalStorageBuffer) continue;
+        ++buffer_accesses;
+        const std::size_t mask = inst->opcode() == Op::OpLoad ? 1 : 2;
+        ASSERT_GT(inst->OperandWordCount(), mask + 1);
+        EXPECT_NE(inst->Word(mask) & static_cast<std::uint32_t>(MemoryAccess::Aligned), 0u);
+        EXPECT_EQ(inst->Word(mask + 1), 4u);
+    }
+    EXPECT_GE(buffer_accesses, 2u);  // the input's node_idx load and the output's value store
+    pipeline.FinishAndValidate();
+}
+
+// ---------------------------------------------------------------------------------------------------------------------
+// 8. MemorySemanticsPass
+
+TEST(LoweringPasses, MemorySemanticsTurnsOutputMemoryIntoUniformMemory) {
+    // track_finish_writing: OpControlBarrier Workgroup Device 0x1148 (AcquireRelease|Uniform|Workgroup|OutputMemory).
+    PassPipeline pipeline(Corpus("track_finish_writing.spvasm"), "main");
+    pipeline.RunThrough(kRewritePayloadPointers);
+    auto semantics_values = [](const Module& m) {
+        std::vector<std::uint32_t> values;
+        for (const Instruction* inst : BodyInstructions(m)) {
+            for (std::size_t i = 0; i < inst->OperandWordCount(); ++i) {
+                if (inst->KindOf(i) != OperandKind::IdMemorySemantics) continue;
+                Result<std::uint32_t> value = EvaluateUint32(m, inst->Word(i));
+                EXPECT_TRUE(value.ok());
+                if (value.ok()) values.push_back(*value);
+            }
+        }
+        std::sort(values.begin(), values.end());
+        return values;
+    };
+    const std::vector<std::uint32_t> before = semantics_values(pipeline.module());
+    ASSERT_EQ(std::count(before.begin(), before.end(), 0x1148u), 1);
+
+    EXPECT_TRUE(pipeline.RunThrough(kMemorySemantics));
+    std::vector<std::uint32_t> expected = before;
+    std::replace(expected.begin(), expected.end(), 0x1148u, 0x148u);
+    std::sort(expected.begin(), expected.end());
+    EXPECT_EQ(semantics_values(pipeline.module()), expected) << "only the OutputMemory operand changed";
+    pipeline.FinishAndValidate();
+}
+
+TEST(LoweringPasses, MemorySemanticsLeavesOtherSemanticsAlone) {
+    PassPipeline pipeline(Corpus("workgroup_shared_barrier.spvasm"), "main");
+    pipeline.RunThrough(kRewritePayloadPointers);
+    const std::vector<std::uint32_t> before = WriteModule(pipeline.module());
+    EXPECT_FALSE(pipeline.RunThrough(kMemorySemantics));
+    EXPECT_EQ(WriteModule(pipeline.module()), before);
+    pipeline.FinishAndValidate();
+}
+
+// ---------------------------------------------------------------------------------------------------------------------
+// 9. StripAmdxPass
+
+TEST(LoweringPasses, StripAmdxRemovesEveryAmdxDeclarationAndRecomputesTheInterface) {
+    const Module module = Corpus("output_sparse_array.spvasm");
+    PassPipeline pipeline(module, "main");
+    pipeline.RunThrough(kMemorySemantics);
+    const Module& before = pipeline.module();
+    ASSERT_TRUE(HasCapability(before, Capability::ShaderEnqueueAMDX));
+    ASSERT_EQ(CountOpcode(before, Op::OpTypeNodePayloadArrayAMDX), 2u);
+    ASSERT_EQ(CountOpcode(before, Op::OpConstantStringAMDX), 1u);
+    const std::size_t private_and_push =
+        GlobalVariables(before, StorageClass::Private) + GlobalVariables(before, StorageClass::PushConstant);
+
+    EXPECT_TRUE(pipeline.RunThrough(kStripAmdx));
+    const Module& m = pipeline.module();
+    EXPECT_FALSE(HasCapability(m, Capability::ShaderEnqueueAMDX));
+    for (const Instruction& inst : m.section(Section::kExtension)) EXPECT_NE(inst.StringAt(0), "SPV_AMDX_shader_enqueue");
+    for (const Instruction& inst : m.section(Section::kExecutionMode)) {
+        EXPECT_NE(inst.Word(1), static_cast<std::uint32_t>(ExecutionMode::ShaderIndexAMDX));
+        EXPECT_NE(inst.Word(1), static_cast<std::uint32_t>(ExecutionMode::StaticNumWorkgroupsAMDX));
+    }
+    EXPECT_EQ(CountOpcode(m, Op::OpTypeNodePayloadArrayAMDX), 0u);
+    EXPECT_EQ(CountOpcode(m, Op::OpConstantStringAMDX), 0u);
+    EXPECT_EQ(CountOpcode(m, Op::OpDecorateId), 0u) << "every OpDecorateId here was an AMDX decoration";
+    EXPECT_EQ(GlobalVariables(m, StorageClass::NodePayloadAMDX), 0u);
+    for (const Instruction& inst : m.section(Section::kTypesValues)) {
+        if (inst.opcode() == Op::OpTypePointer) {
+            EXPECT_NE(inst.Word(0), static_cast<std::uint32_t>(StorageClass::NodePayloadAMDX));
+        }
+    }
+    // SPIR-V 1.4+: the interface lists every global the entry point uses; the NodePayloadAMDX input is gone from it.
+    ASSERT_EQ(m.section(Section::kEntryPoint).size(), 1u);
+    const Instruction& entry = m.section(Section::kEntryPoint)[0];
+    const std::size_t interface = entry.OperandWordCount() - 2 - entry.StringWordCount(2);
+    EXPECT_GE(interface, private_and_push);
+    for (std::size_t i = 2 + entry.StringWordCount(2); i < entry.OperandWordCount(); ++i)
+        EXPECT_NE(entry.Word(i), IdNamed(module, "in"));
+
+    // The final module is what LowerNode returns for the same options.
+    const std::vector<std::uint32_t> words = pipeline.FinishAndValidate();
+    Result<LoweredNode> lowered = LowerNode(module, pipeline.info(), pipeline.options());
+    ASSERT_TRUE(lowered.ok()) << lowered.error().ToString();
+    EXPECT_EQ(lowered->words, words);
+}
+
+}  // namespace
+}  // namespace execgraph::spirv
