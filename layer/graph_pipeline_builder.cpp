@@ -200,7 +200,8 @@ void GraphPipeline::BuildDispatchPlan() {
     dispatch_plan.nodes.reserve(nodes.size());
     for (uint32_t n = 0; n < nodes.size(); ++n) {
         dispatch_plan.nodes.push_back({nodes[n].pipeline, lowered_layout, context_offset, nodes[n].info.input_record.size,
-                                       static_infos[n].shares_input_with, node_labels ? &(*node_labels)[n] : nullptr});
+                                       static_infos[n].shares_input_with, node_labels ? &(*node_labels)[n] : nullptr,
+                                       !nodes[n].info.outputs.empty()});
     }
 }
 

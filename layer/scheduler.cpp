@@ -291,6 +291,12 @@ bool GraphPlan::UsesFusedLevelPass() const {
     return !force_split_level_passes && node_count() <= kFusedLevelMaxNodes && sharing_node_count() <= kFusedLevelMaxSharingNodes;
 }
 
+bool GraphPlan::NeedsLeftoverCheck() const {
+    if (levels.empty()) return true;
+    return std::any_of(levels.back().begin(), levels.back().end(),
+                       [this](uint32_t node) { return node >= nodes.size() || nodes[node].has_outputs; });
+}
+
 RecordResult SchedulerRecorder::RecordDispatch(VkCommandBuffer cmd, const ScratchBinding& scratch, const GraphPlan& plan,
                                                const EntrySource& entries, const DispatchOptions& options) {
     RecordResult result;
@@ -429,11 +435,13 @@ RecordResult SchedulerRecorder::RecordDispatch(VkCommandBuffer cmd, const Scratc
     }
 
     // 4. Records the last level wrote have no level to run them: count and flag them.
-    Barrier(cmd, kPriorStages, VK_ACCESS_2_SHADER_STORAGE_WRITE_BIT, VK_PIPELINE_STAGE_2_COMPUTE_SHADER_BIT, kShaderReadWrite);
-    // Its drops are charged to level levels.size(), one past the last level that ran.
-    const PrepareParams final_params{scratch.address, static_cast<uint32_t>(plan.levels.size() % 2),
-                                     static_cast<uint32_t>(plan.levels.size()), 1, 0};
-    RunMeta(cmd, prepare, meta_layout, &final_params, sizeof(final_params), 1);
+    if (plan.NeedsLeftoverCheck()) {
+        Barrier(cmd, kPriorStages, VK_ACCESS_2_SHADER_STORAGE_WRITE_BIT, VK_PIPELINE_STAGE_2_COMPUTE_SHADER_BIT, kShaderReadWrite);
+        // Its drops are charged to level levels.size(), one past the last level that ran.
+        const PrepareParams final_params{scratch.address, static_cast<uint32_t>(plan.levels.size() % 2),
+                                         static_cast<uint32_t>(plan.levels.size()), 1, 0};
+        RunMeta(cmd, prepare, meta_layout, &final_params, sizeof(final_params), 1);
+    }
     // The spec's graph dispatch accesses scratch in the compute stage (facts §11); this makes our accesses, which
     // include indirect reads and transfers, complete before later compute-stage work.
     Barrier(cmd, kPriorStages | VK_PIPELINE_STAGE_2_TRANSFER_BIT, VK_ACCESS_2_SHADER_STORAGE_WRITE_BIT | VK_ACCESS_2_TRANSFER_WRITE_BIT,

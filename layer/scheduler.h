@@ -17,7 +17,7 @@
 //                 C     -> C read/write        before scatter
 //                 C     -> C read/write        before write_args
 //                 C     -> C read/write | I    before the node dispatches
-//   C|I                 -> C read/write        before the leftover check
+//   C|I                 -> C read/write        before the leftover check (GraphPlan::NeedsLeftoverCheck)
 //   C|I|T writes        -> C read/write        at the end: the spec's graph dispatch accesses scratch in the compute stage
 //
 // Bind state: a dispatch leaves the compute pipeline and push constants of the meta and node pipelines bound; the
@@ -56,6 +56,7 @@ struct NodeDispatchPlan {
     uint32_t payload_size = 0;                // exact input record bytes; host-staged entries copy this many per payload
     uint32_t shares_input_with = runtime::kInvalidNode;  // as NodeStaticInfo::shares_input_with
     const std::string* label = nullptr;  // its label with DispatchOptions::debug_labels, e.g. "shade[2]"; outlives recording
+    bool has_outputs = true;             // false: the node declares no output, so it never enqueues a record
 };
 
 // Limits of the fused level pass (meta_shaders/level.comp keeps each graph node's directory range in shared memory and
@@ -89,6 +90,9 @@ struct GraphPlan {
     uint32_t sharing_node_count() const;
     // One meta dispatch and two barriers per level (level.comp), rather than three and four.
     bool UsesFusedLevelPass() const;
+    // Records can be left after the last level: there are entries but no level, or a node of the last level has an
+    // output. Otherwise the leftover check (a barrier and a dispatch) has nothing to find and is not recorded.
+    bool NeedsLeftoverCheck() const;
 };
 
 // What changes between dispatches of one graph.

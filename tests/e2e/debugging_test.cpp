@@ -215,8 +215,9 @@ TEST_F(DebugLabels, EachLevelHasOneMetaDispatchAndTwoBarriers) {
         EXPECT_EQ(count_in(labels.dispatches, region), 1) << region << "\n" << Joined(events);
         EXPECT_EQ(count_in(labels.indirect_dispatches, region), indirect_per_level[level]) << region << "\n" << Joined(events);
     }
-    // Outside the levels only the entry pass and the leftover check (the statistics readback adds barriers of its own).
-    EXPECT_EQ(labels.dispatches.size(), 3u * 1u + 2u) << Joined(events);
+    // Outside the levels only the entry pass: the last level's node (thirdNode) has no output, so no record can be
+    // left and the leftover check is not recorded.
+    EXPECT_EQ(labels.dispatches.size(), 3u * 1u + 1u) << Joined(events);
     EXPECT_EQ(context.log().Problems(), "");
 }
 

@@ -477,6 +477,17 @@ TEST(LevelPassChoice, FusedWithinItsLimitsSplitBeyond) {
     EXPECT_TRUE(plan.UsesFusedLevelPass());
 }
 
+TEST(LeftoverCheck, RecordedOnlyWhenRecordsCanBeLeft) {
+    GraphPlan plan;
+    plan.nodes.resize(2);
+    plan.nodes[1].has_outputs = false;
+    EXPECT_TRUE(plan.NeedsLeftoverCheck()) << "no level: every entry is left over";
+    plan.levels = {{0}, {1}};
+    EXPECT_FALSE(plan.NeedsLeftoverCheck()) << "the last level's node enqueues nothing";
+    plan.levels = {{1}, {0, 1}};
+    EXPECT_TRUE(plan.NeedsLeftoverCheck()) << "node 0 at the last level can enqueue";
+}
+
 INSTANTIATE_TEST_SUITE_P(LevelPasses, MetaPassTest, ::testing::Bool(),
                          [](const ::testing::TestParamInfo<bool>& info) { return LevelPassesName(info.param); });
 
