@@ -72,7 +72,8 @@ void RestoreComputeState(DeviceState& device, VkCommandBuffer command_buffer, co
 }
 
 // The application's push constants, pushed with the lowered layout. The meta passes between levels push their own
-// parameters into the same bytes, so this runs before every node dispatch, not once per graph dispatch.
+// parameters into the same bytes, so this runs once per level (every node has the lowered layout), not once per graph
+// dispatch.
 void PushApplicationConstants(DeviceState& device, VkCommandBuffer command_buffer, const CommandBufferState& state,
                               const GraphPipeline& graph) {
     for (const PushConstantWrite& write : state.push_constants) {

@@ -97,11 +97,12 @@ struct GraphPlan {
 
 // What changes between dispatches of one graph.
 struct DispatchOptions {
-    // Called before every node dispatch, after the node's pipeline is bound and before its NodePushContext is pushed:
-    // binds the application's descriptor sets and pushes its constants with the node's layout. May be empty.
-    // The meta passes between levels push their own constants (with the meta layout) into the same push-constant bytes,
-    // so the application's constants must be pushed again at least on the first call of each level; descriptor sets
-    // stay bound (meta layouts have no sets).
+    // Called before the first node dispatch of each level and before every node whose layout or context offset differs
+    // from the previous node's, after the node's pipeline is bound and before its NodePushContext is pushed: binds the
+    // application's descriptor sets and pushes its constants with the node's layout. May be empty. Nodes that share a
+    // layout keep what it pushed (push constants survive pipeline binds between identical layouts), so it must push the
+    // same for all of them. The meta passes between levels push their own constants (with the meta layout) into the
+    // same push-constant bytes, hence once per level; descriptor sets stay bound (meta layouts have no sets).
     std::function<void(VkCommandBuffer, uint32_t node)> bind_node_state;
     // Wrap each level in a "level N" debug-utils label region and each node dispatch in one named NodeDispatchPlan::label,
     // so that debuggers show the graph as named compute dispatches. Only when the application enabled VK_EXT_debug_utils
