@@ -36,6 +36,7 @@ PhysicalDeviceSupport QueryPhysicalDeviceSupport(const InstanceDispatchTable& di
     VkPhysicalDeviceProperties properties{};
     dispatch.GetPhysicalDeviceProperties(physical_device, &properties);
     support.limits = properties.limits;
+    support.device_type = properties.deviceType;
 
     // Vulkan 1.3 core commands are only callable when both the instance (as the app created it) and the device are 1.3.
     if (VK_API_VERSION_MINOR(instance_api_version) < 3 && VK_API_VERSION_MAJOR(instance_api_version) == 1) {

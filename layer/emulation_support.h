@@ -24,6 +24,7 @@ struct PhysicalDeviceSupport {
     bool storage_buffer_8bit_access = false;   // optional: records with 8-bit members need it
     VkPhysicalDeviceLimits limits{};
     uint32_t subgroup_size = 0;
+    VkPhysicalDeviceType device_type = VK_PHYSICAL_DEVICE_TYPE_OTHER;
 
     bool CanEmulate() const { return missing_requirement.empty(); }
 };

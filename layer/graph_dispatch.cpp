@@ -72,7 +72,8 @@ void RestoreComputeState(DeviceState& device, VkCommandBuffer command_buffer, co
 }
 
 // The application's push constants, pushed with the lowered layout. The meta passes between levels push their own
-// parameters into the same bytes, so this runs before every node dispatch, not once per graph dispatch.
+// parameters into the same bytes, so this runs once per level (every node has the lowered layout), not once per graph
+// dispatch.
 void PushApplicationConstants(DeviceState& device, VkCommandBuffer command_buffer, const CommandBufferState& state,
                               const GraphPipeline& graph) {
     for (const PushConstantWrite& write : state.push_constants) {
@@ -142,7 +143,7 @@ void RecordInitializeScratch(DeviceState& device, VkCommandBuffer command_buffer
     std::optional<BufferRange> range = CheckScratch(device, command_buffer, **graph, scratch, scratch_size, command);
     if (!range) return;
     const GraphPipeline& pipeline = **graph;
-    SchedulerRecorder recorder(&device.dispatch, device.meta_pipelines.get());
+    SchedulerRecorder recorder(&device.dispatch, device.meta_pipelines.get(), true, device.level_pass_workgroups);
     RecordResult recorded = recorder.RecordInitialize(command_buffer, ScratchBinding{range->buffer, range->offset, scratch, scratch_size},
                                                       pipeline.scratch_plan, pipeline.graph_tag, pipeline.static_infos, pipeline.output_table);
     if (recorded.result != VK_SUCCESS) ReportDispatchError(device, command_buffer, std::string(command) + ": " + recorded.error);
@@ -191,27 +192,24 @@ void RecordGraphDispatch(DeviceState& device, VkCommandBuffer command_buffer, Vk
     const bool labels = device.instance->settings.debug_labels && device.instance->debug_utils_enabled &&
                         device.dispatch.CmdBeginDebugUtilsLabelEXT != nullptr &&
                         device.dispatch.CmdEndDebugUtilsLabelEXT != nullptr;
-    GraphPlan plan;
-    plan.graph_tag = graph.graph_tag;
-    plan.scratch_plan = graph.scratch_plan;
-    plan.levels = graph.levels;
-    plan.debug_labels = labels;
-    for (uint32_t n = 0; n < graph.nodes.size(); ++n) {
-        const GraphNode& node = graph.nodes[n];
-        plan.nodes.push_back({node.pipeline, graph.lowered_layout, graph.context_offset, node.info.input_record.size,
-                              graph.static_infos[n].shares_input_with,
-                              labels ? &(*graph.node_labels)[n] : nullptr});
-    }
     // What every node sees: the application's execution-graph descriptor sets and push constants, with the lowered layout
     // (identical set layouts, so the sets are compatible). The meta pipelines use no descriptor sets, so the sets are
-    // bound once per graph dispatch; push constants are not (PushApplicationConstants).
-    bool sets_bound = false;
-    plan.bind_node_state = [&](VkCommandBuffer cmd, uint32_t) {
-        if (!sets_bound) {
-            ReplaySetBindings(device, cmd, state->graph, graph.lowered_layout);
-            sets_bound = true;
+    // bound once per graph dispatch; push constants are not (PushApplicationConstants). The callback captures one
+    // pointer, which std::function stores without allocating.
+    struct NodeStateBinding {
+        DeviceState& device;
+        const CommandBufferState& state;
+        const GraphPipeline& graph;
+        bool sets_bound = false;
+    } binding{device, *state, graph};
+    DispatchOptions options;
+    options.debug_labels = labels;
+    options.bind_node_state = [binding = &binding](VkCommandBuffer cmd, uint32_t) {
+        if (!binding->sets_bound) {
+            ReplaySetBindings(binding->device, cmd, binding->state.graph, binding->graph.lowered_layout);
+            binding->sets_bound = true;
         }
-        PushApplicationConstants(device, cmd, *state, graph);
+        PushApplicationConstants(binding->device, cmd, binding->state, binding->graph);
     };
     // The dispatch's label region holds one region per level, and each of those one per node dispatch, so debuggers show
     // the graph as named compute dispatches. "graph N" matches the shader dump file names (docs/debugging.md).
@@ -222,9 +220,9 @@ void RecordGraphDispatch(DeviceState& device, VkCommandBuffer command_buffer, Vk
         region.pLabelName = text.c_str();
         device.dispatch.CmdBeginDebugUtilsLabelEXT(command_buffer, &region);
     }
-    SchedulerRecorder recorder(&device.dispatch, device.meta_pipelines.get());
-    RecordResult recorded =
-        recorder.RecordDispatch(command_buffer, ScratchBinding{range->buffer, range->offset, scratch, scratch_size}, plan, source);
+    SchedulerRecorder recorder(&device.dispatch, device.meta_pipelines.get(), true, device.level_pass_workgroups);
+    RecordResult recorded = recorder.RecordDispatch(
+        command_buffer, ScratchBinding{range->buffer, range->offset, scratch, scratch_size}, graph.dispatch_plan, source, options);
     if (recorded.result == VK_SUCCESS && device.reporter) {
         // The graph pipeline's handle is the address of its layer object (graph_pipeline.h).
         char handle[32];

@@ -15,6 +15,7 @@
 #include "execgraph/runtime/scratch_layout.h"
 #include "execgraph/spirv/node_info.h"
 #include "execgraph/vk_amdx_compat.h"
+#include "scheduler.h"
 #include "scratch_plan.h"
 
 namespace execgraph {
@@ -63,6 +64,12 @@ struct GraphPipeline {
     std::string debug_name;
     // "name[index]" per graph node, shared with the dispatch reports that outlive a dispatch's recording.
     std::shared_ptr<const std::vector<std::string>> node_labels;
+    // What the scheduler records from on every dispatch, made once from the fields above (BuildDispatchPlan), so that
+    // recording a dispatch copies nothing of the graph.
+    GraphPlan dispatch_plan;
+
+    // Fills dispatch_plan; call after the nodes' pipelines, the levels, static infos, scratch plan and labels are final.
+    void BuildDispatchPlan();
 
     // Destroys the lowered pipelines and layout through the next layer.
     void Destroy(DeviceState& device, const VkAllocationCallbacks* allocator);

@@ -192,6 +192,19 @@ VkPipelineCreateFlags2KHR EffectivePipelineFlags(const void* pnext, VkPipelineCr
     return flags;
 }
 
+void GraphPipeline::BuildDispatchPlan() {
+    dispatch_plan = GraphPlan{};
+    dispatch_plan.graph_tag = graph_tag;
+    dispatch_plan.scratch_plan = scratch_plan;
+    dispatch_plan.levels = levels;
+    dispatch_plan.nodes.reserve(nodes.size());
+    for (uint32_t n = 0; n < nodes.size(); ++n) {
+        dispatch_plan.nodes.push_back({nodes[n].pipeline, lowered_layout, context_offset, nodes[n].info.input_record.size,
+                                       static_infos[n].shares_input_with, node_labels ? &(*node_labels)[n] : nullptr,
+                                       !nodes[n].info.outputs.empty()});
+    }
+}
+
 void GraphPipeline::Destroy(DeviceState& device, const VkAllocationCallbacks* allocator) {
     for (GraphNode& node : nodes) {
         if (node.pipeline != VK_NULL_HANDLE) device.dispatch.DestroyPipeline(device.device, node.pipeline, allocator);
@@ -561,6 +574,7 @@ GraphBuildResult BuildExecutionGraphPipeline(DeviceState& device, VkPipelineCach
     auto labels = std::make_shared<std::vector<std::string>>();
     for (const GraphNode& node : graph->nodes) labels->push_back(node.name + "[" + std::to_string(node.shader_index) + "]");
     graph->node_labels = std::move(labels);
+    graph->BuildDispatchPlan();
     return GraphBuildResult{VK_SUCCESS, "", graph};
 }
 

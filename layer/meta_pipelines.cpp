@@ -18,6 +18,8 @@ ShaderCode CodeOf(MetaShader shader) {
             return {meta_shaders::kPrepareSpv, &meta_shaders::kPrepareSpvWords};
         case MetaShader::kScatter:
             return {meta_shaders::kScatterSpv, &meta_shaders::kScatterSpvWords};
+        case MetaShader::kLevel:
+            return {meta_shaders::kLevelSpv, &meta_shaders::kLevelSpvWords};
         case MetaShader::kWriteArgs:
         case MetaShader::kCount:
             break;

@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cstddef>
 #include <cstring>
+#include <span>
+#include <utility>
 
 namespace execgraph {
 namespace {
@@ -35,8 +37,14 @@ struct ScatterParams {
 struct WriteArgsParams {
     uint64_t scratch;
 };
+struct LevelParams {
+    uint64_t scratch;
+    uint32_t input_half;
+    uint32_t level;
+};
 static_assert(sizeof(EnqueueParams) <= kMetaPushConstantSize && sizeof(PrepareParams) <= kMetaPushConstantSize &&
-              sizeof(ScatterParams) <= kMetaPushConstantSize && sizeof(WriteArgsParams) <= kMetaPushConstantSize);
+              sizeof(ScatterParams) <= kMetaPushConstantSize && sizeof(WriteArgsParams) <= kMetaPushConstantSize &&
+              sizeof(LevelParams) <= kMetaPushConstantSize);
 
 // Workgroups of the grid-stride passes. The entry pass with a host-known count uses one workgroup per info up to
 // kMaxEntryWorkgroups; the others loop, so these only trade parallelism against empty workgroups.
@@ -44,6 +52,7 @@ constexpr uint32_t kDeviceCountEntryWorkgroups = 256;
 constexpr uint32_t kMaxEntryWorkgroups = 1024;
 constexpr uint32_t kScatterWorkgroups = 128;
 constexpr uint32_t kScatterWorkgroupSize = 64;
+constexpr uint32_t kLevelWorkgroupSize = 256;
 
 constexpr VkDeviceSize kUpdateBufferMax = 65536;  // vkCmdUpdateBuffer dataSize limit
 
@@ -151,8 +160,12 @@ constexpr VkAccessFlags2 kShaderReadWrite = VK_ACCESS_2_SHADER_STORAGE_READ_BIT 
 
 }  // namespace
 
-SchedulerRecorder::SchedulerRecorder(const DeviceDispatchTable* dispatch, MetaPipelines* pipelines, bool use_synchronization2)
-    : dispatch_(dispatch), pipelines_(pipelines), use_synchronization2_(use_synchronization2) {}
+SchedulerRecorder::SchedulerRecorder(const DeviceDispatchTable* dispatch, MetaPipelines* pipelines, bool use_synchronization2,
+                                     uint32_t level_pass_workgroups)
+    : dispatch_(dispatch),
+      pipelines_(pipelines),
+      use_synchronization2_(use_synchronization2),
+      level_pass_workgroups_(level_pass_workgroups) {}
 
 void SchedulerRecorder::UpdateBuffer(VkCommandBuffer cmd, VkBuffer buffer, VkDeviceSize offset, const void* data, size_t size) const {
     // Callers pass 4-byte multiples at 4-byte aligned offsets (VUID-vkCmdUpdateBuffer-dstOffset-00036, -dataSize-00038).
@@ -194,11 +207,36 @@ void SchedulerRecorder::Barrier(VkCommandBuffer cmd, VkPipelineStageFlags2 src_s
     dispatch_->CmdPipelineBarrier2(cmd, &dependency);
 }
 
-void SchedulerRecorder::RunMeta(VkCommandBuffer cmd, VkPipeline pipeline, const void* params, uint32_t params_size,
-                                uint32_t workgroups) const {
+void SchedulerRecorder::RunMeta(VkCommandBuffer cmd, VkPipeline pipeline, VkPipelineLayout layout, const void* params,
+                                uint32_t params_size, uint32_t workgroups) const {
     dispatch_->CmdBindPipeline(cmd, VK_PIPELINE_BIND_POINT_COMPUTE, pipeline);
-    dispatch_->CmdPushConstants(cmd, pipelines_->layout(), VK_SHADER_STAGE_COMPUTE_BIT, 0, params_size, params);
+    dispatch_->CmdPushConstants(cmd, layout, VK_SHADER_STAGE_COMPUTE_BIT, 0, params_size, params);
     dispatch_->CmdDispatch(cmd, workgroups, 1, 1);
+}
+
+void SchedulerRecorder::RecordSplitLevelPasses(VkCommandBuffer cmd, const GraphPlan& plan, VkDeviceAddress scratch,
+                                               uint32_t input_half, uint32_t level, const SplitPipelines& pipelines,
+                                               uint32_t scatter_workgroups) const {
+    const PrepareParams prepare_params{scratch, input_half, level, 0, 0};
+    RunMeta(cmd, pipelines.prepare, pipelines.layout, &prepare_params, sizeof(prepare_params), 1);
+
+    Barrier(cmd, VK_PIPELINE_STAGE_2_COMPUTE_SHADER_BIT, VK_ACCESS_2_SHADER_STORAGE_WRITE_BIT,
+            VK_PIPELINE_STAGE_2_COMPUTE_SHADER_BIT, kShaderReadWrite);
+    const ScatterParams scatter_params{scratch, kInvalidNode, kInvalidNode};
+    RunMeta(cmd, pipelines.scatter, pipelines.layout, &scatter_params, sizeof(scatter_params), scatter_workgroups);
+    // Sharing nodes fill their own directory ranges from their source's records (prepare gave every sharing node its
+    // range, so every one is filled, dispatched at this level or not). These passes touch other nodes' cursors and
+    // ranges than the main pass, so they need no barrier between them.
+    for (uint32_t node = 0; node < plan.node_count(); ++node) {
+        if (plan.nodes[node].shares_input_with == kInvalidNode) continue;
+        const ScatterParams shared_params{scratch, plan.nodes[node].shares_input_with, node};
+        RunMeta(cmd, pipelines.scatter, pipelines.layout, &shared_params, sizeof(shared_params), scatter_workgroups);
+    }
+
+    Barrier(cmd, VK_PIPELINE_STAGE_2_COMPUTE_SHADER_BIT, VK_ACCESS_2_SHADER_STORAGE_WRITE_BIT,
+            VK_PIPELINE_STAGE_2_COMPUTE_SHADER_BIT, kShaderReadWrite);
+    const WriteArgsParams args_params{scratch};
+    RunMeta(cmd, pipelines.write_args, pipelines.layout, &args_params, sizeof(args_params), 1);
 }
 
 void SchedulerRecorder::BeginLabel(VkCommandBuffer cmd, const std::string& text) const {
@@ -244,8 +282,23 @@ RecordResult SchedulerRecorder::RecordInitialize(VkCommandBuffer cmd, const Scra
     return result;
 }
 
+uint32_t GraphPlan::sharing_node_count() const {
+    return static_cast<uint32_t>(std::count_if(
+        nodes.begin(), nodes.end(), [](const NodeDispatchPlan& node) { return node.shares_input_with != kInvalidNode; }));
+}
+
+bool GraphPlan::UsesFusedLevelPass() const {
+    return !force_split_level_passes && node_count() <= kFusedLevelMaxNodes && sharing_node_count() <= kFusedLevelMaxSharingNodes;
+}
+
+bool GraphPlan::NeedsLeftoverCheck() const {
+    if (levels.empty()) return true;
+    return std::any_of(levels.back().begin(), levels.back().end(),
+                       [this](uint32_t node) { return node >= nodes.size() || nodes[node].has_outputs; });
+}
+
 RecordResult SchedulerRecorder::RecordDispatch(VkCommandBuffer cmd, const ScratchBinding& scratch, const GraphPlan& plan,
-                                               const EntrySource& entries) {
+                                               const EntrySource& entries, const DispatchOptions& options) {
     RecordResult result;
     auto fail = [&result](std::string error) {
         result.result = VK_ERROR_INITIALIZATION_FAILED;
@@ -274,9 +327,18 @@ RecordResult SchedulerRecorder::RecordDispatch(VkCommandBuffer cmd, const Scratc
             return fail("node " + std::to_string(node) + " shares input with invalid node " + std::to_string(source));
         }
     }
-    VkPipeline enqueue = VK_NULL_HANDLE, prepare = VK_NULL_HANDLE, scatter = VK_NULL_HANDLE, write_args = VK_NULL_HANDLE;
-    for (auto [shader, pipeline] : {std::pair{MetaShader::kEnqueueEntries, &enqueue}, std::pair{MetaShader::kPrepare, &prepare},
-                                    std::pair{MetaShader::kScatter, &scatter}, std::pair{MetaShader::kWriteArgs, &write_args}}) {
+    const bool fused = plan.UsesFusedLevelPass();
+    VkPipeline enqueue = VK_NULL_HANDLE, prepare = VK_NULL_HANDLE, scatter = VK_NULL_HANDLE, write_args = VK_NULL_HANDLE,
+               level_pass = VK_NULL_HANDLE;
+    // prepare also runs the leftover check after the last level.
+    const std::pair<MetaShader, VkPipeline*> fused_pipelines[] = {
+        {MetaShader::kEnqueueEntries, &enqueue}, {MetaShader::kPrepare, &prepare}, {MetaShader::kLevel, &level_pass}};
+    const std::pair<MetaShader, VkPipeline*> split_pipelines[] = {{MetaShader::kEnqueueEntries, &enqueue},
+                                                                  {MetaShader::kPrepare, &prepare},
+                                                                  {MetaShader::kScatter, &scatter},
+                                                                  {MetaShader::kWriteArgs, &write_args}};
+    for (auto [shader, pipeline] : fused ? std::span<const std::pair<MetaShader, VkPipeline*>>(fused_pipelines)
+                                         : std::span<const std::pair<MetaShader, VkPipeline*>>(split_pipelines)) {
         const VkResult created = pipelines_->Get(shader, pipeline);
         if (created != VK_SUCCESS) {
             result.result = created;
@@ -296,6 +358,7 @@ RecordResult SchedulerRecorder::RecordDispatch(VkCommandBuffer cmd, const Scratc
         entry_workgroups = std::clamp(staged.count, 1u, kMaxEntryWorkgroups);
     }
     result.host_dropped_records = staged.dropped;
+    const VkPipelineLayout meta_layout = pipelines_->layout();
 
     Barrier(cmd, kPriorStages, VK_ACCESS_2_SHADER_STORAGE_WRITE_BIT, VK_PIPELINE_STAGE_2_TRANSFER_BIT, VK_ACCESS_2_TRANSFER_WRITE_BIT);
     GraphHeader header = HeaderFor(*layout);
@@ -331,51 +394,49 @@ RecordResult SchedulerRecorder::RecordDispatch(VkCommandBuffer cmd, const Scratc
 
     // 2. Entries into half 0.
     const EnqueueParams enqueue_params{scratch.address, count_info_address, plan.graph_tag, 0};
-    RunMeta(cmd, enqueue, &enqueue_params, sizeof(enqueue_params), entry_workgroups);
+    RunMeta(cmd, enqueue, meta_layout, &enqueue_params, sizeof(enqueue_params), entry_workgroups);
 
     // 3. Levels. Level L reads half L % 2 (the entry pass wrote half 0) and writes the other.
-    const WriteArgsParams args_params{scratch.address};
     const bool labels =
-        plan.debug_labels && dispatch_->CmdBeginDebugUtilsLabelEXT != nullptr && dispatch_->CmdEndDebugUtilsLabelEXT != nullptr;
+        options.debug_labels && dispatch_->CmdBeginDebugUtilsLabelEXT != nullptr && dispatch_->CmdEndDebugUtilsLabelEXT != nullptr;
+    const uint32_t level_workgroups = std::clamp((layout->record_capacity + kLevelWorkgroupSize - 1) / kLevelWorkgroupSize, 1u,
+                                                 std::max(level_pass_workgroups_, 1u));
+    const uint32_t scatter_workgroups =
+        std::clamp((layout->record_capacity + kScatterWorkgroupSize - 1) / kScatterWorkgroupSize, 1u, kScatterWorkgroups);
     for (uint32_t level = 0; level < plan.levels.size(); ++level) {
         const uint32_t input_half = level % 2;
         if (labels) BeginLabel(cmd, "level " + std::to_string(level));
-        // The previous step's writes (entry pass or nodes), and its indirect reads of the args prepare now clears.
+        // The previous step's writes (entry pass or nodes), and its indirect reads of the args this level's pass clears.
         Barrier(cmd, kPriorStages, VK_ACCESS_2_SHADER_STORAGE_WRITE_BIT, VK_PIPELINE_STAGE_2_COMPUTE_SHADER_BIT, kShaderReadWrite);
-        const PrepareParams prepare_params{scratch.address, input_half, level, 0, 0};
-        RunMeta(cmd, prepare, &prepare_params, sizeof(prepare_params), 1);
-
-        Barrier(cmd, VK_PIPELINE_STAGE_2_COMPUTE_SHADER_BIT, VK_ACCESS_2_SHADER_STORAGE_WRITE_BIT, VK_PIPELINE_STAGE_2_COMPUTE_SHADER_BIT,
-                kShaderReadWrite);
-        const uint32_t scatter_workgroups =
-            std::clamp((layout->record_capacity + kScatterWorkgroupSize - 1) / kScatterWorkgroupSize, 1u, kScatterWorkgroups);
-        const ScatterParams scatter_params{scratch.address, kInvalidNode, kInvalidNode};
-        RunMeta(cmd, scatter, &scatter_params, sizeof(scatter_params), scatter_workgroups);
-        // Sharing nodes fill their own directory ranges from their source's records (prepare gave every sharing node
-        // its range, so every one is filled, dispatched at this level or not). These passes touch other nodes'
-        // cursors and ranges than the main pass, so they need no barrier between them.
-        for (uint32_t node = 0; node < node_count; ++node) {
-            if (plan.nodes[node].shares_input_with == kInvalidNode) continue;
-            const ScatterParams shared_params{scratch.address, plan.nodes[node].shares_input_with, node};
-            RunMeta(cmd, scatter, &shared_params, sizeof(shared_params), scatter_workgroups);
+        if (fused) {
+            const LevelParams level_params{scratch.address, input_half, level};
+            RunMeta(cmd, level_pass, meta_layout, &level_params, sizeof(level_params), level_workgroups);
+        } else {
+            RecordSplitLevelPasses(cmd, plan, scratch.address, input_half, level, {prepare, scatter, write_args, meta_layout},
+                                   scatter_workgroups);
         }
-
-        Barrier(cmd, VK_PIPELINE_STAGE_2_COMPUTE_SHADER_BIT, VK_ACCESS_2_SHADER_STORAGE_WRITE_BIT, VK_PIPELINE_STAGE_2_COMPUTE_SHADER_BIT,
-                kShaderReadWrite);
-        RunMeta(cmd, write_args, &args_params, sizeof(args_params), 1);
 
         Barrier(cmd, VK_PIPELINE_STAGE_2_COMPUTE_SHADER_BIT, VK_ACCESS_2_SHADER_STORAGE_WRITE_BIT,
                 VK_PIPELINE_STAGE_2_COMPUTE_SHADER_BIT | VK_PIPELINE_STAGE_2_DRAW_INDIRECT_BIT,
                 kShaderReadWrite | VK_ACCESS_2_INDIRECT_COMMAND_READ_BIT);
         // Nodes of one level are not ordered with each other (facts §12.3), so no barriers between them.
+        // Push constants survive pipeline binds between layouts with identical push-constant ranges, so they are pushed
+        // for the first node of the level (the level pass disturbed them) and again only where the layout changes: in
+        // the layer every node has the graph's lowered layout, so once per level.
         const NodePushContext context{scratch.address, 0, 0};
+        VkPipelineLayout pushed_layout = VK_NULL_HANDLE;
+        uint32_t pushed_context_offset = 0;
         for (uint32_t node : plan.levels[level]) {
             const NodeDispatchPlan& node_plan = plan.nodes[node];
             if (labels && node_plan.label != nullptr) BeginLabel(cmd, *node_plan.label);
             dispatch_->CmdBindPipeline(cmd, VK_PIPELINE_BIND_POINT_COMPUTE, node_plan.pipeline);
-            if (plan.bind_node_state) plan.bind_node_state(cmd, node);
-            dispatch_->CmdPushConstants(cmd, node_plan.layout, VK_SHADER_STAGE_COMPUTE_BIT, node_plan.context_offset, sizeof(context),
-                                        &context);
+            if (node_plan.layout != pushed_layout || node_plan.context_offset != pushed_context_offset) {
+                if (options.bind_node_state) options.bind_node_state(cmd, node);
+                dispatch_->CmdPushConstants(cmd, node_plan.layout, VK_SHADER_STAGE_COMPUTE_BIT, node_plan.context_offset,
+                                            sizeof(context), &context);
+                pushed_layout = node_plan.layout;
+                pushed_context_offset = node_plan.context_offset;
+            }
             dispatch_->CmdDispatchIndirect(cmd, scratch.buffer, scratch.offset + layout->DispatchArgsOffset(input_half, node));
             if (labels) dispatch_->CmdEndDebugUtilsLabelEXT(cmd);
         }
@@ -383,11 +444,13 @@ RecordResult SchedulerRecorder::RecordDispatch(VkCommandBuffer cmd, const Scratc
     }
 
     // 4. Records the last level wrote have no level to run them: count and flag them.
-    Barrier(cmd, kPriorStages, VK_ACCESS_2_SHADER_STORAGE_WRITE_BIT, VK_PIPELINE_STAGE_2_COMPUTE_SHADER_BIT, kShaderReadWrite);
-    // Its drops are charged to level levels.size(), one past the last level that ran.
-    const PrepareParams final_params{scratch.address, static_cast<uint32_t>(plan.levels.size() % 2),
-                                     static_cast<uint32_t>(plan.levels.size()), 1, 0};
-    RunMeta(cmd, prepare, &final_params, sizeof(final_params), 1);
+    if (plan.NeedsLeftoverCheck()) {
+        Barrier(cmd, kPriorStages, VK_ACCESS_2_SHADER_STORAGE_WRITE_BIT, VK_PIPELINE_STAGE_2_COMPUTE_SHADER_BIT, kShaderReadWrite);
+        // Its drops are charged to level levels.size(), one past the last level that ran.
+        const PrepareParams final_params{scratch.address, static_cast<uint32_t>(plan.levels.size() % 2),
+                                         static_cast<uint32_t>(plan.levels.size()), 1, 0};
+        RunMeta(cmd, prepare, meta_layout, &final_params, sizeof(final_params), 1);
+    }
     // The spec's graph dispatch accesses scratch in the compute stage (facts §11); this makes our accesses, which
     // include indirect reads and transfers, complete before later compute-stage work.
     Barrier(cmd, kPriorStages | VK_PIPELINE_STAGE_2_TRANSFER_BIT, VK_ACCESS_2_SHADER_STORAGE_WRITE_BIT | VK_ACCESS_2_TRANSFER_WRITE_BIT,

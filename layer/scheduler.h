@@ -9,11 +9,15 @@
 // Barriers of one dispatch (global memory barriers; "C" = COMPUTE_SHADER, "I" = DRAW_INDIRECT, "T" = TRANSFER):
 //   C|I writes          -> T write             before the begin transfers (the previous use of this scratch)
 //   T write             -> C read/write        before the entry pass
-//   per level L:  C|I   -> C read/write        before prepare (nodes' outputs; WAR on the args prepare clears)
+//   per level L, fused (GraphPlan::UsesFusedLevelPass; one meta dispatch):
+//                 C|I   -> C read/write        before the level pass (nodes' outputs; WAR on the output half's args it clears)
+//                 C     -> C read/write | I    before the node dispatches (INDIRECT_COMMAND_READ of NodeState.dispatch)
+//   per level L, split (larger graphs; three meta dispatches):
+//                 C|I   -> C read/write        before prepare (nodes' outputs; WAR on the args prepare clears)
 //                 C     -> C read/write        before scatter
 //                 C     -> C read/write        before write_args
-//                 C     -> C read/write | I    before the node dispatches (INDIRECT_COMMAND_READ of NodeState.dispatch)
-//   C|I                 -> C read/write        before the leftover check
+//                 C     -> C read/write | I    before the node dispatches
+//   C|I                 -> C read/write        before the leftover check (GraphPlan::NeedsLeftoverCheck)
 //   C|I|T writes        -> C read/write        at the end: the spec's graph dispatch accesses scratch in the compute stage
 //
 // Bind state: a dispatch leaves the compute pipeline and push constants of the meta and node pipelines bound; the
@@ -51,28 +55,59 @@ struct NodeDispatchPlan {
     uint32_t context_offset = 0;              // where NodePushContext is pushed (LoweringOptions::context_offset)
     uint32_t payload_size = 0;                // exact input record bytes; host-staged entries copy this many per payload
     uint32_t shares_input_with = runtime::kInvalidNode;  // as NodeStaticInfo::shares_input_with
-    const std::string* label = nullptr;       // its label with GraphPlan::debug_labels, e.g. "shade[2]"; outlives recording
+    const std::string* label = nullptr;  // its label with DispatchOptions::debug_labels, e.g. "shade[2]"; outlives recording
+    bool has_outputs = true;             // false: the node declares no output, so it never enqueues a record
 };
 
+// Limits of the fused level pass (meta_shaders/level.comp keeps each graph node's directory range in shared memory and
+// the sharing nodes in a shared list): graphs beyond them are scheduled with the split passes.
+inline constexpr uint32_t kFusedLevelMaxNodes = 2048;
+inline constexpr uint32_t kFusedLevelMaxSharingNodes = 64;
+// Workgroups (of 256 invocations) of each fused level pass. Every workgroup that has records scans the node counts, and
+// an idle one still costs its barriers; on a GPU that is cheap next to the parallelism of the grid-stride scatter (as
+// many invocations as the split scatter pass had), while on a CPU device (lavapipe runs each workgroup's invocations as
+// coroutines, switching at every barrier) an idle workgroup costs about 10 µs, so CPU devices use few.
+inline constexpr uint32_t kLevelPassWorkgroupsGpu = 32;
+inline constexpr uint32_t kLevelPassWorkgroupsCpu = 2;
+inline constexpr uint32_t LevelPassWorkgroupsFor(VkPhysicalDeviceType type) {
+    return type == VK_PHYSICAL_DEVICE_TYPE_CPU ? kLevelPassWorkgroupsCpu : kLevelPassWorkgroupsGpu;
+}
+
+// Everything about a graph that RecordDispatch needs and that does not change between dispatches: built once when the
+// graph pipeline is created (GraphPipeline::dispatch_plan) and recorded from directly.
 struct GraphPlan {
     uint32_t graph_tag = 0;  // as written by RecordInitialize; a mismatch drops all entries with kStatusUninitialized
     ScratchPlan scratch_plan{0, 0, 0};
     std::vector<NodeDispatchPlan> nodes;  // indexed by graph node index; size() is the node count
     // levels[L]: the graph nodes that can have records at level L (static reachability, recursion unrolled), at most
-    // maxExecutionGraphDepth levels. Every level runs prepare/scatter/args; only these nodes are dispatched.
+    // maxExecutionGraphDepth levels. Every level runs the level pass(es); only these nodes are dispatched.
     std::vector<std::vector<uint32_t>> levels;
-    // Called before every node dispatch, after the node's pipeline is bound and before its NodePushContext is pushed:
-    // binds the application's descriptor sets and pushes its constants with the node's layout. May be empty.
-    // The meta passes between levels push their own constants (with the meta layout) into the same push-constant bytes,
-    // so the application's constants must be pushed again at least on the first call of each level; descriptor sets
-    // stay bound (meta layouts have no sets).
+    // Schedule every level with the split passes (prepare, scatter, write_args: four barriers per level) even where the
+    // fused level pass applies. For tests of the split passes; graphs beyond the fused limits use them anyway.
+    bool force_split_level_passes = false;
+
+    uint32_t node_count() const { return static_cast<uint32_t>(nodes.size()); }
+    uint32_t sharing_node_count() const;
+    // One meta dispatch and two barriers per level (level.comp), rather than three and four.
+    bool UsesFusedLevelPass() const;
+    // Records can be left after the last level: there are entries but no level, or a node of the last level has an
+    // output. Otherwise the leftover check (a barrier and a dispatch) has nothing to find and is not recorded.
+    bool NeedsLeftoverCheck() const;
+};
+
+// What changes between dispatches of one graph.
+struct DispatchOptions {
+    // Called before the first node dispatch of each level and before every node whose layout or context offset differs
+    // from the previous node's, after the node's pipeline is bound and before its NodePushContext is pushed: binds the
+    // application's descriptor sets and pushes its constants with the node's layout. May be empty. Nodes that share a
+    // layout keep what it pushed (push constants survive pipeline binds between identical layouts), so it must push the
+    // same for all of them. The meta passes between levels push their own constants (with the meta layout) into the
+    // same push-constant bytes, hence once per level; descriptor sets stay bound (meta layouts have no sets).
     std::function<void(VkCommandBuffer, uint32_t node)> bind_node_state;
     // Wrap each level in a "level N" debug-utils label region and each node dispatch in one named NodeDispatchPlan::label,
     // so that debuggers show the graph as named compute dispatches. Only when the application enabled VK_EXT_debug_utils
     // on its instance (the label commands are not valid otherwise) and the dispatch table has both label commands.
     bool debug_labels = false;
-
-    uint32_t node_count() const { return static_cast<uint32_t>(nodes.size()); }
 };
 
 // Where the entry records of a dispatch come from (facts §12.2).
@@ -120,7 +155,9 @@ class SchedulerRecorder {
   public:
     // `use_synchronization2`: record barriers with vkCmdPipelineBarrier2 (needs the synchronization2 feature enabled on
     // the device) or, when false, the equivalent vkCmdPipelineBarrier.
-    SchedulerRecorder(const DeviceDispatchTable* dispatch, MetaPipelines* pipelines, bool use_synchronization2 = true);
+    // `level_pass_workgroups`: workgroups of each fused level pass (LevelPassWorkgroupsFor).
+    SchedulerRecorder(const DeviceDispatchTable* dispatch, MetaPipelines* pipelines, bool use_synchronization2 = true,
+                      uint32_t level_pass_workgroups = kLevelPassWorkgroupsGpu);
 
     // vkCmdInitializeGraphScratchMemoryAMDX: writes the GraphHeader (magic, graph_tag, capacities for scratch.size,
     // cleared counters and status), NodeStaticInfo[] and the output tables, and clears both halves' counters. Uses
@@ -128,21 +165,33 @@ class SchedulerRecorder {
     RecordResult RecordInitialize(VkCommandBuffer cmd, const ScratchBinding& scratch, const ScratchPlan& plan, uint32_t graph_tag,
                                   std::span<const runtime::NodeStaticInfo> nodes, std::span<const uint32_t> output_table);
 
-    // vkCmdDispatchGraph*AMDX: begin (header, counters, staged entries), the entry pass, then per level prepare ->
-    // scatter -> write_args -> node dispatches, then the leftover check. The header's status, counters and high-water
-    // marks and the NodeStats array are reset at the start of each dispatch, so after it they describe this dispatch alone.
-    RecordResult RecordDispatch(VkCommandBuffer cmd, const ScratchBinding& scratch, const GraphPlan& plan, const EntrySource& entries);
+    // vkCmdDispatchGraph*AMDX: begin (header, counters, staged entries), the entry pass, then per level the level pass
+    // (or prepare -> scatter -> write_args) -> node dispatches, then the leftover check. The header's status, counters and
+    // high-water marks and the NodeStats array are reset at the start of each dispatch, so after it they describe this
+    // dispatch alone.
+    RecordResult RecordDispatch(VkCommandBuffer cmd, const ScratchBinding& scratch, const GraphPlan& plan,
+                                const EntrySource& entries, const DispatchOptions& options = {});
 
   private:
     void UpdateBuffer(VkCommandBuffer cmd, VkBuffer buffer, VkDeviceSize offset, const void* data, size_t size) const;
     void Barrier(VkCommandBuffer cmd, VkPipelineStageFlags2 src_stages, VkAccessFlags2 src_access, VkPipelineStageFlags2 dst_stages,
                  VkAccessFlags2 dst_access) const;
-    void RunMeta(VkCommandBuffer cmd, VkPipeline pipeline, const void* params, uint32_t params_size, uint32_t workgroups) const;
+    void RunMeta(VkCommandBuffer cmd, VkPipeline pipeline, VkPipelineLayout layout, const void* params, uint32_t params_size,
+                 uint32_t workgroups) const;
     void BeginLabel(VkCommandBuffer cmd, const std::string& text) const;
+    struct SplitPipelines {
+        VkPipeline prepare, scatter, write_args;
+        VkPipelineLayout layout;
+    };
+    // prepare -> barrier -> scatter (+ one per sharing node) -> barrier -> write_args: the level's scheduling for graphs
+    // beyond the fused level pass's limits.
+    void RecordSplitLevelPasses(VkCommandBuffer cmd, const GraphPlan& plan, VkDeviceAddress scratch, uint32_t input_half,
+                                uint32_t level, const SplitPipelines& pipelines, uint32_t scatter_workgroups) const;
 
     const DeviceDispatchTable* dispatch_;
     MetaPipelines* pipelines_;
     bool use_synchronization2_;
+    uint32_t level_pass_workgroups_;
 };
 
 }  // namespace execgraph

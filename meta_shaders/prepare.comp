@@ -1,4 +1,5 @@
-// Prepare pass of one level (docs/design.md, "One graph dispatch", step 3.1). One workgroup.
+// Prepare pass of one level with the split passes (docs/design.md, "One graph dispatch", step 3), and the leftover
+// check after the last level with either structure. One workgroup.
 //
 // `written_half` is the half the previous step (entry pass or the previous level's nodes) wrote. It becomes the input
 // half: NodeState.directory_base is the exclusive prefix sum of the record counts in graph-node order, so the

@@ -76,6 +76,7 @@ const uint kNodeStaticInfoIsApiEntryOffset = 44u;
 const uint kHalfHeaderSize = 16u;
 const uint kHalfHeaderHeapTopOffset = 0u;
 const uint kHalfHeaderRecordCountOffset = 4u;
+const uint kHalfHeaderLevelPassDoneOffset = 8u;
 const uint kNodeStateSize = 32u;
 const uint kNodeStateRecordCountOffset = 0u;
 const uint kNodeStateDirectoryBaseOffset = 4u;
@@ -159,7 +160,8 @@ struct NodeState {
 layout(buffer_reference, std430, buffer_reference_align = 8) buffer Half {
     uint heap_top;
     uint record_count;
-    uint half_reserved[2];
+    uint level_pass_done;  // workgroups of the fused level pass that finished (level.comp)
+    uint half_reserved;
     NodeState nodes[];
 };
 

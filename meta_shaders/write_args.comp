@@ -1,11 +1,10 @@
-// Args pass of one level (docs/design.md, "One graph dispatch", step 3.2, last part). One workgroup, after scatter.
+// Args pass of one level with the split passes (docs/design.md, "One graph dispatch", step 3; graphs beyond the fused
+// level pass's limits). One workgroup, after scatter.
 //
-// Per node: the workgroups it needs at this level and its VkDispatchIndirectCommand. x stays within the 65535 every
-// device supports (maxComputeWorkGroupCount) and y carries the rest; the lowered node computes its linear workgroup as
-// WorkgroupId.y * 65535 + WorkgroupId.x and returns past workgroup_count (scratch_layout.h, kDispatchSplitWidth).
+// Per node: the workgroups it needs at this level and its VkDispatchIndirectCommand (WriteDispatchArgs).
 #version 460
 #extension GL_GOOGLE_include_directive : require
-#include "scratch_layout.glsl"
+#include "level_common.glsl"
 
 layout(local_size_x = 64) in;
 
@@ -38,30 +37,8 @@ void main() {
                 }
             }
         } else {
-            // Coalescing: NodeMaxPayloadsAMDX records per workgroup; thread: the lowered batch size.
-            const uint per_workgroup = max(table.infos[n].records_per_workgroup, 1u);
-            total = kept / per_workgroup + (kept % per_workgroup != 0u ? 1u : 0u);
+            total = BatchedWorkgroups(table, n, kept);
         }
-        uvec3 dispatch = uvec3(0u);
-        if (total != 0u) {
-            uint rows = total / kDispatchSplitWidth + (total % kDispatchSplitWidth != 0u ? 1u : 0u);
-            if (rows > kDispatchSplitWidth) {
-                // Only reachable past 65535 * 65535 workgroups in one node and level.
-                rows = kDispatchSplitWidth;
-                ReportDrop(pc.scratch, header, n, header.level, kStatusGridClamped, 0u);
-            }
-            dispatch = uvec3(min(total, kDispatchSplitWidth), rows, 1u);
-        }
-        input_half.nodes[n].workgroup_count = total;
-        if (total != 0u) {
-            // Statistics; node n belongs to this invocation alone.
-            NodeStatsTable stats = NodeStatsAt(pc.scratch, header);
-            stats.stats[n].dispatches += 1u;
-            const uint before = stats.stats[n].workgroups;
-            stats.stats[n].workgroups = before + min(total, 0xFFFFFFFFu - before);
-        }
-        input_half.nodes[n].dispatch[0] = dispatch.x;
-        input_half.nodes[n].dispatch[1] = dispatch.y;
-        input_half.nodes[n].dispatch[2] = dispatch.z;
+        WriteDispatchArgs(pc.scratch, header, input_half, n, header.level, total);
     }
 }

@@ -1,7 +1,7 @@
 // VK_LAYER_EXECGRAPH_test_capture: a pass-through layer for tests, placed below execgraph, that records the debug-utils
-// label commands and compute dispatches execgraph sends down, so a test can check what a debugger would see (RenderDoc
-// and Nsight read the same command stream). The test process reads the record through CaptureEvents(), found with
-// dlsym in the already-loaded library (capture_layer.h).
+// label commands, compute dispatches and pipeline barriers execgraph sends down, so a test can check what a debugger would see
+// (RenderDoc and Nsight read the same command stream). The test process reads the record through CaptureEvents(), found with dlsym
+// in the already-loaded library (capture_layer.h).
 #include "capture_layer.h"
 
 #include <vulkan/vk_layer.h>
@@ -29,6 +29,9 @@ struct DeviceFunctions {
     PFN_vkCmdInsertDebugUtilsLabelEXT insert_label = nullptr;
     PFN_vkCmdDispatch dispatch = nullptr;
     PFN_vkCmdDispatchIndirect dispatch_indirect = nullptr;
+    PFN_vkCmdPipelineBarrier pipeline_barrier = nullptr;
+    PFN_vkCmdPipelineBarrier2 pipeline_barrier2 = nullptr;
+    PFN_vkCmdPipelineBarrier2KHR pipeline_barrier2_khr = nullptr;
 };
 
 std::mutex mutex;
@@ -91,6 +94,9 @@ VKAPI_ATTR VkResult VKAPI_CALL CreateDevice(VkPhysicalDevice physical_device, co
     CAPTURE_LOAD(insert_label, vkCmdInsertDebugUtilsLabelEXT)
     CAPTURE_LOAD(dispatch, vkCmdDispatch)
     CAPTURE_LOAD(dispatch_indirect, vkCmdDispatchIndirect)
+    CAPTURE_LOAD(pipeline_barrier, vkCmdPipelineBarrier)
+    CAPTURE_LOAD(pipeline_barrier2, vkCmdPipelineBarrier2)
+    CAPTURE_LOAD(pipeline_barrier2_khr, vkCmdPipelineBarrier2KHR)
 #undef CAPTURE_LOAD
     std::lock_guard lock(mutex);
     devices[KeyOf(*device)] = functions;
@@ -133,6 +139,27 @@ VKAPI_ATTR void VKAPI_CALL CmdDispatchIndirect(VkCommandBuffer command_buffer, V
     DeviceOf(command_buffer).dispatch_indirect(command_buffer, buffer, offset);
 }
 
+VKAPI_ATTR void VKAPI_CALL CmdPipelineBarrier(VkCommandBuffer command_buffer, VkPipelineStageFlags src_stages,
+                                              VkPipelineStageFlags dst_stages, VkDependencyFlags flags,
+                                              uint32_t memory_barrier_count, const VkMemoryBarrier* memory_barriers,
+                                              uint32_t buffer_barrier_count, const VkBufferMemoryBarrier* buffer_barriers,
+                                              uint32_t image_barrier_count, const VkImageMemoryBarrier* image_barriers) {
+    Record("barrier");
+    DeviceOf(command_buffer)
+        .pipeline_barrier(command_buffer, src_stages, dst_stages, flags, memory_barrier_count, memory_barriers,
+                          buffer_barrier_count, buffer_barriers, image_barrier_count, image_barriers);
+}
+
+VKAPI_ATTR void VKAPI_CALL CmdPipelineBarrier2(VkCommandBuffer command_buffer, const VkDependencyInfo* dependency) {
+    Record("barrier");
+    DeviceOf(command_buffer).pipeline_barrier2(command_buffer, dependency);
+}
+
+VKAPI_ATTR void VKAPI_CALL CmdPipelineBarrier2KHR(VkCommandBuffer command_buffer, const VkDependencyInfo* dependency) {
+    Record("barrier");
+    DeviceOf(command_buffer).pipeline_barrier2_khr(command_buffer, dependency);
+}
+
 PFN_vkVoidFunction DeviceIntercept(const char* name) {
 #define CAPTURE_INTERCEPT(function) \
     if (std::strcmp(name, "vk" #function) == 0) return reinterpret_cast<PFN_vkVoidFunction>(&function);
@@ -142,6 +169,9 @@ PFN_vkVoidFunction DeviceIntercept(const char* name) {
     CAPTURE_INTERCEPT(CmdInsertDebugUtilsLabelEXT)
     CAPTURE_INTERCEPT(CmdDispatch)
     CAPTURE_INTERCEPT(CmdDispatchIndirect)
+    CAPTURE_INTERCEPT(CmdPipelineBarrier)
+    CAPTURE_INTERCEPT(CmdPipelineBarrier2)
+    CAPTURE_INTERCEPT(CmdPipelineBarrier2KHR)
 #undef CAPTURE_INTERCEPT
     return nullptr;
 }

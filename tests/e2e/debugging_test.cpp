@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -77,6 +78,7 @@ class CaptureReader {
 struct LabelledCapture {
     std::vector<std::vector<std::string>> indirect_dispatches;  // node dispatches
     std::vector<std::vector<std::string>> dispatches;           // meta passes
+    std::vector<std::vector<std::string>> barriers;             // pipeline barriers
     std::vector<std::string> regions;                           // every label region in begin order
     std::string problems;                                       // unbalanced regions
 };
@@ -95,6 +97,8 @@ LabelledCapture ReadLabels(const std::vector<std::string>& events) {
             capture.indirect_dispatches.push_back(open);
         } else if (event == "dispatch") {
             capture.dispatches.push_back(open);
+        } else if (event == "barrier") {
+            capture.barriers.push_back(open);
         }
     }
     if (!open.empty()) capture.problems += std::to_string(open.size()) + " regions left open; ";
@@ -187,6 +191,33 @@ TEST_F(DebugLabels, NameTheDispatchEveryLevelAndEveryNodeDispatch) {
         EXPECT_LE(stack.size(), 2u) << "a meta pass inside a node's region\n" << Joined(events);
     }
     EXPECT_EQ(labels.regions.front(), dispatch_label);
+    EXPECT_EQ(context.log().Problems(), "");
+}
+
+// The level structure (docs/design.md, "One graph dispatch"): each level is one meta dispatch (the fused level pass)
+// between two barriers, then its node dispatches; a regression to more barriers or passes per level fails here.
+TEST_F(DebugLabels, EachLevelHasOneMetaDispatchAndTwoBarriers) {
+    GraphTestContext context(WithCapture());
+    ASSERT_TRUE(context.ok());
+    CaptureReader capture;
+    ASSERT_TRUE(capture.ok()) << dlerror();
+    const std::vector<std::string> events = RunHelloGraph(context, capture, "levels");
+    const LabelledCapture labels = ReadLabels(events);
+    auto count_in = [](const std::vector<std::vector<std::string>>& stacks, const std::string& region) {
+        return std::count_if(stacks.begin(), stacks.end(), [&](const std::vector<std::string>& stack) {
+            return std::find(stack.begin(), stack.end(), region) != stack.end();
+        });
+    };
+    const size_t indirect_per_level[] = {3, 2, 1};
+    for (uint32_t level = 0; level < 3; ++level) {
+        const std::string region = "level " + std::to_string(level);
+        EXPECT_EQ(count_in(labels.barriers, region), 2) << region << "\n" << Joined(events);
+        EXPECT_EQ(count_in(labels.dispatches, region), 1) << region << "\n" << Joined(events);
+        EXPECT_EQ(count_in(labels.indirect_dispatches, region), indirect_per_level[level]) << region << "\n" << Joined(events);
+    }
+    // Outside the levels only the entry pass: the last level's node (thirdNode) has no output, so no record can be
+    // left and the leftover check is not recorded.
+    EXPECT_EQ(labels.dispatches.size(), 3u * 1u + 1u) << Joined(events);
     EXPECT_EQ(context.log().Problems(), "");
 }
 

@@ -1,5 +1,6 @@
-// The meta passes (enqueue_entries, prepare, scatter, write_args) on synthetic graphs, without node shaders: the graph
-// plan has one level that dispatches no node, and the test reads scratch back and compares it with a CPU reference.
+// The meta passes (enqueue_entries, then the fused level pass or the split prepare, scatter and write_args passes) on
+// synthetic graphs, without node shaders: the graph plan has one level that dispatches no node, and the test reads
+// scratch back and compares it with a CPU reference. Every test runs with both level-pass structures.
 #include <gtest/gtest.h>
 
 #include <cctype>
@@ -7,6 +8,8 @@
 #include <numeric>
 #include <random>
 #include <set>
+#include <string>
+#include <tuple>
 
 #include "graph_reference.h"
 
@@ -45,7 +48,7 @@ struct Outcome {
     }
 };
 
-class MetaPassTest : public ::testing::Test {
+class MetaPassBase : public ::testing::Test {
   protected:
     void SetUp() override { ASSERT_EQ(gpu_.error(), ""); }
 
@@ -59,6 +62,7 @@ class MetaPassTest : public ::testing::Test {
         plan.graph_tag = dispatch_tag;
         plan.scratch_plan = ScratchPlan(node_count, 2, 64);
         plan.levels = std::move(levels);
+        plan.force_split_level_passes = split_level_passes_;
         for (uint32_t n = 0; n < node_count; ++n) {
             NodeDispatchPlan node;
             node.payload_size = graph.payload_sizes[n];
@@ -97,6 +101,18 @@ class MetaPassTest : public ::testing::Test {
     }
 
     GpuHarness gpu_;
+    bool split_level_passes_ = false;
+};
+
+std::string LevelPassesName(bool split) { return split ? "SplitLevelPasses" : "FusedLevelPass"; }
+
+// Parameter: force the split level passes.
+class MetaPassTest : public MetaPassBase, public ::testing::WithParamInterface<bool> {
+  protected:
+    void SetUp() override {
+        MetaPassBase::SetUp();
+        split_level_passes_ = GetParam();
+    }
 };
 
 // A payload whose first word is a unique id, then `words - 1` words from `fill`.
@@ -149,12 +165,18 @@ std::vector<TestInfo> MixedInfos(uint32_t seed) {
     return infos;
 }
 
-class MetaPassSources : public MetaPassTest, public ::testing::WithParamInterface<Source> {};
+class MetaPassSources : public MetaPassBase, public ::testing::WithParamInterface<std::tuple<Source, bool>> {
+  protected:
+    void SetUp() override {
+        MetaPassBase::SetUp();
+        split_level_passes_ = std::get<1>(GetParam());
+    }
+};
 
 TEST_P(MetaPassSources, MixedGraphMatchesCpuReference) {
     const TestGraph graph = MixedGraph();
     const std::vector<TestInfo> infos = MixedInfos(7);
-    const Outcome outcome = Dispatch(graph, infos, GetParam());
+    const Outcome outcome = Dispatch(graph, infos, std::get<0>(GetParam()));
     EXPECT_EQ(outcome.result.host_dropped_records, 0u);
     EXPECT_EQ(outcome.header().status_flags, 0u);
     EXPECT_EQ(outcome.header().dropped_records, 0u);
@@ -173,18 +195,19 @@ TEST_P(MetaPassSources, MixedGraphMatchesCpuReference) {
     for (const TestInfo& info : infos) total += static_cast<uint32_t>(info.payloads.size());
     EXPECT_EQ(outcome.half(0).record_count, total);
     EXPECT_GE(outcome.header().heap_high_water, outcome.half(0).heap_top);
-    EXPECT_EQ(outcome.half(1).record_count, 0u) << "prepare clears the output half";
+    EXPECT_EQ(outcome.half(1).record_count, 0u) << "the level pass clears the output half";
 }
 
 INSTANTIATE_TEST_SUITE_P(AllEntrySources, MetaPassSources,
-                         ::testing::Values(Source::kHost, Source::kHostCountDeviceInfos, Source::kDeviceCount),
-                         [](const ::testing::TestParamInfo<Source>& info) {
-                             std::string name = SourceName(info.param);
+                         ::testing::Combine(::testing::Values(Source::kHost, Source::kHostCountDeviceInfos, Source::kDeviceCount),
+                                            ::testing::Bool()),
+                         [](const ::testing::TestParamInfo<std::tuple<Source, bool>>& info) {
+                             std::string name = SourceName(std::get<0>(info.param));
                              std::erase_if(name, [](char c) { return !std::isalnum(static_cast<unsigned char>(c)); });
-                             return name;
+                             return name + LevelPassesName(std::get<1>(info.param));
                          });
 
-TEST_F(MetaPassTest, DynamicGridsAreClampedAndOversizedRecordsDropped) {
+TEST_P(MetaPassTest, DynamicGridsAreClampedAndOversizedRecordsDropped) {
     TestGraph graph;
     graph.Add(TestGraph::Dynamic(4, 3, 32, 10, 10, 10), 16);  // 0: MaxNumWorkgroups (10, 10, 10)
     graph.Add(TestGraph::Dynamic(0, 3, 32, 0, 0, 0), 12);     // 1: no maximum: maxExecutionGraphWorkgroupCount applies
@@ -210,7 +233,7 @@ TEST_F(MetaPassTest, DynamicGridsAreClampedAndOversizedRecordsDropped) {
     }
 }
 
-TEST_F(MetaPassTest, InvalidNodeIndexIsFlaggedAndCounted) {
+TEST_P(MetaPassTest, InvalidNodeIndexIsFlaggedAndCounted) {
     const TestGraph graph = MixedGraph();
     std::vector<TestInfo> infos = MixedInfos(11);
     for (Source source : {Source::kHost, Source::kDeviceCount}) {
@@ -224,7 +247,7 @@ TEST_F(MetaPassTest, InvalidNodeIndexIsFlaggedAndCounted) {
     }
 }
 
-TEST_F(MetaPassTest, HeapOverflowDropsAndCountsRecords) {
+TEST_P(MetaPassTest, HeapOverflowDropsAndCountsRecords) {
     TestGraph graph;
     graph.Add(TestGraph::Batched(kLaunchThread, 64), 1024);
     std::vector<TestInfo> infos;
@@ -254,7 +277,7 @@ TEST_F(MetaPassTest, HeapOverflowDropsAndCountsRecords) {
     EXPECT_EQ(ids.size(), fits);
 }
 
-TEST_F(MetaPassTest, RecordListOverflowDropsAndCountsRecords) {
+TEST_P(MetaPassTest, RecordListOverflowDropsAndCountsRecords) {
     TestGraph graph;
     graph.Add(TestGraph::Batched(kLaunchCoalescing, 8), 4);
     std::vector<TestInfo> infos;
@@ -281,7 +304,7 @@ TEST_F(MetaPassTest, RecordListOverflowDropsAndCountsRecords) {
     EXPECT_LE(*ids.rbegin(), 5000u);
 }
 
-TEST_F(MetaPassTest, HostPayloadsThatDoNotFitTheStagingAreaAreCounted) {
+TEST_P(MetaPassTest, HostPayloadsThatDoNotFitTheStagingAreaAreCounted) {
     TestGraph graph;
     graph.Add(TestGraph::Static(1, 1, 1), 1024);
     std::vector<TestInfo> infos;
@@ -309,7 +332,7 @@ TEST_F(MetaPassTest, HostPayloadsThatDoNotFitTheStagingAreaAreCounted) {
     EXPECT_EQ(CheckLevel(outcome.scratch.data(), outcome.layout, graph, 0, ExpectedRecords(graph, kept_infos)), "");
 }
 
-TEST_F(MetaPassTest, ScratchInitializedForAnotherGraphEnqueuesNothing) {
+TEST_P(MetaPassTest, ScratchInitializedForAnotherGraphEnqueuesNothing) {
     const TestGraph graph = MixedGraph();
     const std::vector<TestInfo> infos = MixedInfos(3);
     uint32_t total = 0;
@@ -321,7 +344,7 @@ TEST_F(MetaPassTest, ScratchInitializedForAnotherGraphEnqueuesNothing) {
     for (uint32_t n = 0; n < graph.nodes.size(); ++n) EXPECT_EQ(outcome.state(0, n).dispatch[0], 0u) << n;
 }
 
-TEST_F(MetaPassTest, RecordsLeftAfterTheLastLevelAreReported) {
+TEST_P(MetaPassTest, RecordsLeftAfterTheLastLevelAreReported) {
     const TestGraph graph = MixedGraph();
     const std::vector<TestInfo> infos = MixedInfos(5);
     uint32_t total = 0;
@@ -342,7 +365,7 @@ TEST_F(MetaPassTest, RecordsLeftAfterTheLastLevelAreReported) {
     }
 }
 
-TEST_F(MetaPassTest, SharingNodesBeyondTheDirectoryCapacityAreDropped) {
+TEST_P(MetaPassTest, SharingNodesBeyondTheDirectoryCapacityAreDropped) {
     // Node 1 shares node 0's input: the directory needs twice the records the list holds.
     TestGraph graph;
     graph.Add(TestGraph::Static(1, 1, 1), 4);
@@ -386,7 +409,7 @@ TEST_F(MetaPassTest, SharingNodesBeyondTheDirectoryCapacityAreDropped) {
     }
 }
 
-TEST_F(MetaPassTest, RecordFailsCleanlyOnTooSmallScratchOrBadPlan) {
+TEST_P(MetaPassTest, RecordFailsCleanlyOnTooSmallScratchOrBadPlan) {
     GraphPlan plan;
     plan.scratch_plan = ScratchPlan(2, 0, 0);
     plan.nodes.resize(2);
@@ -405,6 +428,68 @@ TEST_F(MetaPassTest, RecordFailsCleanlyOnTooSmallScratchOrBadPlan) {
     });
     gpu_.DestroyBuffer(&scratch);
 }
+
+// Hundreds of nodes (several 256-node prefix-sum chunks in every workgroup of the fused pass), many sharing nodes, and
+// enough records that the level pass runs several workgroups, so the last-workgroup hand-off is exercised.
+TEST_P(MetaPassTest, ManyNodesAndSharersMatchCpuReference) {
+    constexpr uint32_t kSources = 600, kSharers = 40;
+    TestGraph graph;
+    for (uint32_t n = 0; n < kSources; ++n) {
+        graph.Add(
+            n % 3 == 0 ? TestGraph::Static(1 + n % 5, 2, 1) : TestGraph::Batched(n % 3 == 1 ? kLaunchCoalescing : kLaunchThread, 4),
+            4);
+    }
+    for (uint32_t s = 0; s < kSharers; ++s) {
+        runtime::NodeStaticInfo sharer = TestGraph::Static(3, 1, 1);
+        sharer.shares_input_with = (s * 37) % kSources;
+        sharer.is_api_entry = 0;
+        graph.Add(sharer, 4);
+    }
+    std::mt19937 random(99);
+    std::vector<TestInfo> infos;
+    uint32_t id = 1;
+    for (uint32_t i = 0; i < 400; ++i) {
+        TestInfo info{std::uniform_int_distribution<uint32_t>(0, kSources - 1)(random), {}};
+        for (uint32_t p = std::uniform_int_distribution<uint32_t>(1, 8)(random); p > 0; --p) info.payloads.push_back({id++});
+        infos.push_back(info);
+    }
+    const Outcome outcome = Dispatch(graph, infos, Source::kDeviceCount);
+    ASSERT_GT(id - 1, 1024u) << "several level-pass workgroups";
+    EXPECT_EQ(outcome.header().status_flags, 0u);
+    EXPECT_EQ(CheckLevel(outcome.scratch.data(), outcome.layout, graph, 0, ExpectedRecords(graph, infos)), "");
+    EXPECT_EQ(outcome.half(0).level_pass_done, 0u) << "the last workgroup resets the counter for the half's next use";
+    EXPECT_EQ(outcome.header().levels_run, 1u);
+}
+
+TEST(LevelPassChoice, FusedWithinItsLimitsSplitBeyond) {
+    GraphPlan plan;
+    plan.nodes.resize(kFusedLevelMaxNodes);
+    EXPECT_TRUE(plan.UsesFusedLevelPass());
+    plan.force_split_level_passes = true;
+    EXPECT_FALSE(plan.UsesFusedLevelPass());
+    plan.force_split_level_passes = false;
+    plan.nodes.resize(kFusedLevelMaxNodes + 1);
+    EXPECT_FALSE(plan.UsesFusedLevelPass()) << "more nodes than level.comp keeps in shared memory";
+    plan.nodes.resize(kFusedLevelMaxSharingNodes + 2);
+    for (uint32_t n = 1; n < plan.nodes.size(); ++n) plan.nodes[n].shares_input_with = 0;
+    EXPECT_FALSE(plan.UsesFusedLevelPass()) << "more sharing nodes than level.comp's list holds";
+    plan.nodes.pop_back();
+    EXPECT_TRUE(plan.UsesFusedLevelPass());
+}
+
+TEST(LeftoverCheck, RecordedOnlyWhenRecordsCanBeLeft) {
+    GraphPlan plan;
+    plan.nodes.resize(2);
+    plan.nodes[1].has_outputs = false;
+    EXPECT_TRUE(plan.NeedsLeftoverCheck()) << "no level: every entry is left over";
+    plan.levels = {{0}, {1}};
+    EXPECT_FALSE(plan.NeedsLeftoverCheck()) << "the last level's node enqueues nothing";
+    plan.levels = {{1}, {0, 1}};
+    EXPECT_TRUE(plan.NeedsLeftoverCheck()) << "node 0 at the last level can enqueue";
+}
+
+INSTANTIATE_TEST_SUITE_P(LevelPasses, MetaPassTest, ::testing::Bool(),
+                         [](const ::testing::TestParamInfo<bool>& info) { return LevelPassesName(info.param); });
 
 }  // namespace
 }  // namespace execgraph::test

@@ -6,6 +6,8 @@
 #include <cstring>
 #include <memory>
 #include <random>
+#include <string>
+#include <tuple>
 
 #include "graph_reference.h"
 
@@ -32,7 +34,8 @@ struct AppConstants {
 };
 
 // Parameter: record barriers with synchronization2 (true) or vkCmdPipelineBarrier (false).
-class NodeGraphTest : public ::testing::TestWithParam<bool> {
+// Parameters: record barriers with synchronization2; force the split level passes.
+class NodeGraphTest : public ::testing::TestWithParam<std::tuple<bool, bool>> {
   protected:
     void SetUp() override {
         ASSERT_EQ(gpu_.error(), "");
@@ -45,14 +48,15 @@ class NodeGraphTest : public ::testing::TestWithParam<bool> {
         plan_.scratch_plan = ScratchPlan(2, 0, 0);
         plan_.nodes = {{broadcast_.pipeline, broadcast_.layout, 16, 16, runtime::kInvalidNode},
                        {thread_.pipeline, thread_.layout, 16, 8, runtime::kInvalidNode}};
-        plan_.bind_node_state = [this](VkCommandBuffer cmd, uint32_t node) {
+        plan_.force_split_level_passes = std::get<1>(GetParam());
+        options_.bind_node_state = [this](VkCommandBuffer cmd, uint32_t node) {
             // What the layer does for the application's push constants, with the node's (longer) layout.
             const AppConstants constants = node == 0 ? AppConstants{visits_.address, 0, 1} : AppConstants{seen_.address, 1, kMaxDepth};
             vkCmdPushConstants(cmd, plan_.nodes[node].layout, VK_SHADER_STAGE_COMPUTE_BIT, 0, sizeof(constants), &constants);
             ++hook_calls_;
         };
         scratch_ = gpu_.CreateBuffer(plan_.scratch_plan.MinSize());
-        recorder_ = std::make_unique<SchedulerRecorder>(&gpu_.table(), &gpu_.pipelines(), GetParam());
+        recorder_ = std::make_unique<SchedulerRecorder>(&gpu_.table(), &gpu_.pipelines(), std::get<0>(GetParam()));
     }
     void TearDown() override {
         gpu_.DestroyBuffer(&scratch_);
@@ -72,7 +76,7 @@ class NodeGraphTest : public ::testing::TestWithParam<bool> {
                 const RecordResult init = recorder_->RecordInitialize(cmd, binding, plan_.scratch_plan, kGraphTag, graph_.nodes, {});
                 ASSERT_EQ(init.result, VK_SUCCESS) << init.error;
             }
-            const RecordResult result = recorder_->RecordDispatch(cmd, binding, plan_, entries);
+            const RecordResult result = recorder_->RecordDispatch(cmd, binding, plan_, entries, options_);
             ASSERT_EQ(result.result, VK_SUCCESS) << result.error;
         });
     }
@@ -104,6 +108,7 @@ class NodeGraphTest : public ::testing::TestWithParam<bool> {
     TestGraph graph_;
     GpuHarness::Pipeline broadcast_, thread_;
     GraphPlan plan_;
+    DispatchOptions options_;
     GpuBuffer scratch_, visits_, seen_;
     uint32_t hook_calls_ = 0;
     std::unique_ptr<SchedulerRecorder> recorder_;
@@ -146,8 +151,11 @@ TEST_P(NodeGraphTest, LevelsRunEveryRecordOnceAndRecursionStopsAtTheDepthLimit) 
     gpu_.DestroyBuffer(&uploaded.buffer);
 }
 
-INSTANTIATE_TEST_SUITE_P(Barriers, NodeGraphTest, ::testing::Bool(),
-                         [](const ::testing::TestParamInfo<bool>& info) { return info.param ? "Synchronization2" : "PipelineBarrier1"; });
+INSTANTIATE_TEST_SUITE_P(BarriersAndLevelPasses, NodeGraphTest, ::testing::Combine(::testing::Bool(), ::testing::Bool()),
+                         [](const ::testing::TestParamInfo<std::tuple<bool, bool>>& info) {
+                             return std::string(std::get<0>(info.param) ? "Synchronization2" : "PipelineBarrier1") +
+                                    (std::get<1>(info.param) ? "SplitLevelPasses" : "FusedLevelPass");
+                         });
 
 }  // namespace
 }  // namespace execgraph::test

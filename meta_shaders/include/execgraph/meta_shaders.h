@@ -15,5 +15,7 @@ extern const uint32_t kScatterSpv[];
 extern const size_t kScatterSpvWords;
 extern const uint32_t kWriteArgsSpv[];
 extern const size_t kWriteArgsSpvWords;
+extern const uint32_t kLevelSpv[];
+extern const size_t kLevelSpvWords;
 
 }  // namespace execgraph::meta_shaders

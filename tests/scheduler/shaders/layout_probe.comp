@@ -42,8 +42,8 @@ void main() {
     Half half_ref = Half(pc.out_base + 512ul);
     half_ref.heap_top = 201u;
     half_ref.record_count = 202u;
-    half_ref.half_reserved[0] = 203u;
-    half_ref.half_reserved[1] = 204u;
+    half_ref.level_pass_done = 203u;
+    half_ref.half_reserved = 204u;
     half_ref.nodes[1] = NodeState(205u, 206u, 207u, uint[3](208u, 209u, 210u), 0x1122334455667788ul);
 
     RecordList records = RecordList(pc.out_base + 1024ul);

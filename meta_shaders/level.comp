@@ -1,0 +1,202 @@
+// Fused level pass (docs/design.md, "One graph dispatch", step 3): the work of prepare, scatter and write_args for one
+// level in a single dispatch, so that a level needs one meta dispatch and two barriers. The scheduler uses it when the
+// graph has at most kMaxNodes nodes and kMaxSharingNodes SharesInputWithAMDX nodes (layer/scheduler.cpp), and the
+// three split passes otherwise; both leave scratch in the same state.
+//
+// Every workgroup that has records to scatter
+//   1. computes the exclusive prefix sum of the nodes' input counts (a sharing node's count includes its source's) into
+//      shared memory itself, so no workgroup waits for another before scattering;
+// and every workgroup
+//   2. clears part of the output half, which this level's nodes write only after the next barrier (its scatter
+//      cursors start at zero for the next level; nothing in this pass reads that half);
+//   3. scatters its grid-stride share of the input record list into the directory (one 64-bit atomic per record and
+//      consumer, as in scatter.comp).
+// The last workgroup to finish (a device-scope counter in the input HalfHeader) then writes what the split passes'
+// prepare and write_args wrote: kept counts, directory bases, statistics, the nodes' indirect arguments and the header.
+// It is the only workgroup that writes the input half's per-node counts, because the others read them in step 1.
+//
+// Visibility without the Vulkan memory model (the layer does not enable vulkanMemoryModel): every invocation fences its
+// stores with memoryBarrierBuffer() before its workgroup increments the counter, and the last workgroup fences after
+// seeing the final count and reads what other workgroups wrote (cursors, directory entries) through coherent
+// references or atomics.
+#version 460
+#extension GL_GOOGLE_include_directive : require
+#include "level_common.glsl"
+
+layout(local_size_x = 256) in;
+
+layout(push_constant) uniform Params {
+    uint64_t scratch;
+    uint input_half;  // the half the previous step wrote: 0 or 1
+    uint level;       // GraphHeader.level for the nodes of this level
+} pc;
+
+// Keep in sync with kFusedLevelMaxNodes and kFusedLevelMaxSharingNodes in layer/scheduler.cpp.
+const uint kMaxNodes = 2048u;
+const uint kMaxSharingNodes = 64u;
+
+layout(buffer_reference, std430, buffer_reference_align = 4) coherent buffer CoherentWords {
+    uint w[];
+};
+
+shared uint s_end[kMaxNodes];  // inclusive prefix sum of the input counts: node n's range is [s_end[n-1], s_end[n])
+shared uint s_scan[256];
+shared uint s_sharing_count;
+shared uvec2 s_sharing[kMaxSharingNodes];  // (consumer, source) of each sharing node
+shared bool s_last;
+
+uint RangeBegin(uint n) { return n == 0u ? 0u : s_end[n - 1u]; }
+
+// Directory entries node n keeps (record_capacity bounds the directory; sharing nodes can overflow it).
+uint Kept(uint n, uint capacity) {
+    const uint base = RangeBegin(n);
+    return base >= capacity ? 0u : min(s_end[n] - base, capacity - base);
+}
+
+void Scatter(uint64_t scratch, GraphHeader header, NodeTable table, Half input_half, Directory directory, uint consumer,
+             uint64_t payload_address, RecordEntry entry, uint capacity) {
+    const uint workgroups = RecordWorkgroups(scratch, header, table, consumer, pc.level, payload_address);
+    const uint64_t old = atomicAdd(input_half.nodes[consumer].scatter_cursor, (1ul << 32) | uint64_t(workgroups));
+    const uint slot = uint(old >> 32);
+    // Past the kept count: reported as dropped by the last workgroup.
+    if (slot >= Kept(consumer, capacity)) return;
+    directory.entries[RangeBegin(consumer) + slot] = DirectoryEntry(entry.payload_offset, entry.recursion_depth, uint(old), workgroups);
+}
+
+// Step 1: node n's input range [RangeBegin(n), s_end[n]) and the sharing list, for the whole graph (Hillis-Steele,
+// 256 nodes per chunk). Returns the level's total input count. Called in workgroup-uniform control flow.
+uint ScanInputCounts(Half input_half, NodeTable table, uint node_count) {
+    const uint t = gl_LocalInvocationIndex;
+    if (t == 0u) s_sharing_count = 0u;
+    barrier();
+    uint running = 0u;
+    for (uint chunk = 0u; chunk < node_count; chunk += 256u) {
+        const uint n = chunk + t;
+        uint count = 0u;
+        if (n < node_count) {
+            count = input_half.nodes[n].record_count;
+            const uint source = table.infos[n].shares_input_with;
+            if (source < node_count && source != n) {
+                count += input_half.nodes[source].record_count;
+                const uint index = atomicAdd(s_sharing_count, 1u);
+                if (index < kMaxSharingNodes) s_sharing[index] = uvec2(n, source);
+            }
+        }
+        s_scan[t] = count;
+        barrier();
+        for (uint d = 1u; d < 256u; d <<= 1u) {
+            const uint addend = t >= d ? s_scan[t - d] : 0u;
+            barrier();
+            s_scan[t] += addend;
+            barrier();
+        }
+        if (n < node_count) s_end[n] = running + s_scan[t];
+        running += s_scan[255];
+        barrier();  // s_scan is rewritten by the next chunk
+    }
+    return running;
+}
+
+void main() {
+    GraphHeader header = GraphHeader(pc.scratch);
+    const uint t = gl_LocalInvocationIndex;
+    const uint h = pc.input_half;
+    const uint node_count = header.node_count;
+    const uint capacity = header.record_capacity;
+    Half input_half = HalfAt(pc.scratch, header, h);
+    Half output_half = HalfAt(pc.scratch, header, 1u - h);
+    NodeTable table = NodeTable(pc.scratch + header.node_table_offset);
+
+    // 1. Only workgroups with records to scatter need the ranges now; the last workgroup computes them if it has not.
+    // On a CPU device (lavapipe) every barrier of the scan costs a switch through the workgroup's invocations, so
+    // skipping it in idle workgroups matters for small levels.
+    const uint record_count = min(input_half.record_count, capacity);
+    const bool scatters = record_count > gl_WorkGroupID.x * gl_WorkGroupSize.x;
+    uint level_records = 0u;
+    if (scatters) level_records = ScanInputCounts(input_half, table, node_count);
+    const uint sharing_count = scatters ? min(s_sharing_count, kMaxSharingNodes) : 0u;
+
+    // 2. The output half receives this level's outputs.
+    const uint invocations = gl_NumWorkGroups.x * gl_WorkGroupSize.x;
+    for (uint n = gl_GlobalInvocationID.x; n < node_count; n += invocations) {
+        output_half.nodes[n].record_count = 0u;
+        output_half.nodes[n].directory_base = 0u;
+        output_half.nodes[n].workgroup_count = 0u;
+        output_half.nodes[n].dispatch[0] = 0u;
+        output_half.nodes[n].dispatch[1] = 0u;
+        output_half.nodes[n].dispatch[2] = 0u;
+        output_half.nodes[n].scatter_cursor = 0ul;
+    }
+    if (gl_GlobalInvocationID.x == 0u) {
+        output_half.heap_top = 0u;
+        output_half.record_count = 0u;
+    }
+
+    // 3. Scatter, grid-stride: each entry to its node and to every node that shares its node's input.
+    RecordList records = RecordsAt(pc.scratch, header, h);
+    Directory directory = DirectoryAt(pc.scratch, header, h);
+    const uint64_t heap = HeapAddress(pc.scratch, header, h);
+    for (uint e = gl_GlobalInvocationID.x; e < record_count; e += invocations) {
+        const RecordEntry entry = records.entries[e];
+        if (entry.node >= node_count) {
+            // Producers validate node indices before appending; this guards NodeState against a corrupt list.
+            ReportDrop(pc.scratch, header, kInvalidNode, pc.level, kStatusInvalidNodeIndex, 1u);
+            continue;
+        }
+        Scatter(pc.scratch, header, table, input_half, directory, entry.node, heap + entry.payload_offset, entry, capacity);
+        for (uint i = 0u; i < sharing_count; ++i) {
+            if (s_sharing[i].y != entry.node) continue;
+            Scatter(pc.scratch, header, table, input_half, directory, s_sharing[i].x, heap + entry.payload_offset, entry, capacity);
+        }
+    }
+
+    // The last workgroup to get here finishes the level.
+    memoryBarrierBuffer();
+    barrier();
+    if (t == 0u) s_last = atomicAdd(input_half.level_pass_done, 1u) == gl_NumWorkGroups.x - 1u;
+    barrier();
+    if (!s_last) return;
+    memoryBarrierBuffer();
+    if (!scatters) level_records = ScanInputCounts(input_half, table, node_count);
+
+    NodeStatsTable stats = NodeStatsAt(pc.scratch, header);
+    const uint64_t directory_address = pc.scratch + HalfDirectoryOffset(header, h);
+    for (uint n = t; n < node_count; n += 256u) {
+        const uint base = RangeBegin(n);
+        const uint count = s_end[n] - base;
+        const uint kept = Kept(n, capacity);
+        // Sharing nodes can need more directory entries than the record list holds; the excess is dropped (and was
+        // skipped by the scatter) so that no node writes outside its directory range.
+        if (kept < count) ReportDrop(pc.scratch, header, n, pc.level, kStatusRecordListOverflow, count - kept);
+        stats.stats[n].records += kept;  // node n belongs to this invocation alone
+        input_half.nodes[n].record_count = kept;
+        input_half.nodes[n].directory_base = min(base, capacity);
+
+        const uint launch = table.infos[n].launch;
+        uint total;
+        if (launch == kLaunchBroadcastStatic || launch == kLaunchBroadcastDynamic) {
+            const uint64_t cursor = atomicAdd(input_half.nodes[n].scatter_cursor, 0ul);
+            total = uint(cursor);
+            if (uint(cursor >> 32) > kept) {
+                // The cursor also counted the workgroups of the dropped tail, which come last: stop at the end of the
+                // last kept record (written by another workgroup, hence the coherent read).
+                total = 0u;
+                if (kept != 0u) {
+                    CoherentWords last = CoherentWords(directory_address + uint64_t(base + kept - 1u) * kDirectoryEntrySize);
+                    total = last.w[kDirectoryEntryFirstWorkgroupOffset / 4u] + last.w[kDirectoryEntryFinishCounterOffset / 4u];
+                }
+            }
+        } else {
+            total = BatchedWorkgroups(table, n, kept);
+        }
+        WriteDispatchArgs(pc.scratch, header, input_half, n, pc.level, total);
+    }
+    if (t == 0u) {
+        atomicMax(header.heap_high_water, input_half.heap_top);
+        atomicMax(header.record_high_water, input_half.record_count);
+        input_half.level_pass_done = 0u;  // every other workgroup has counted
+        header.input_half = h;
+        header.level = pc.level;
+        if (level_records != 0u) header.levels_run = pc.level + 1u;
+    }
+}

@@ -1,0 +1,85 @@
+// Parts of a level's scheduling shared by the split passes (scatter.comp, write_args.comp) and the fused level pass
+// (level.comp): docs/design.md, "One graph dispatch".
+#ifndef EXECGRAPH_LEVEL_COMMON_GLSL
+#define EXECGRAPH_LEVEL_COMMON_GLSL
+
+#include "scratch_layout.glsl"
+
+uint GridComponent(Words payload, uint grid_offset, uint bits, uint i) {
+    if (bits == 16u) {
+        const uint byte_offset = grid_offset + 2u * i;
+        return (payload.w[byte_offset >> 2u] >> ((byte_offset & 2u) * 8u)) & 0xFFFFu;
+    }
+    return payload.w[(grid_offset >> 2u) + i];
+}
+
+// Workgroups one record launches on `node`: 0 for coalescing and thread nodes, whose workgroups the args step derives
+// from the record count. Clamps and drops are charged to `level`.
+uint RecordWorkgroups(uint64_t scratch, GraphHeader header, NodeTable table, uint node, uint level, uint64_t payload_address) {
+    const uint launch = table.infos[node].launch;
+    if (launch == kLaunchBroadcastStatic) {
+        // Validated at pipeline creation against maxExecutionGraphWorkgroups.
+        return table.infos[node].static_grid[0] * table.infos[node].static_grid[1] * table.infos[node].static_grid[2];
+    }
+    if (launch != kLaunchBroadcastDynamic) return 0u;
+    Words payload = Words(payload_address);
+    const uint components = table.infos[node].grid_components;
+    const uint grid_offset = table.infos[node].grid_offset;
+    const uint bits = table.infos[node].grid_component_bits;
+    uint64_t product = 1ul;
+    bool clamped = false;
+    for (uint i = 0u; i < 3u; ++i) {
+        // A scalar or 2-vector grid member leaves the remaining dimensions 1 (facts 12.5).
+        uint value = i < components ? GridComponent(payload, grid_offset, bits, i) : 1u;
+        // static_grid holds MaxNumWorkgroupsAMDX for dynamic nodes; 0 means the node declared none, so the advertised
+        // maxExecutionGraphWorkgroupCount applies (VUID-...-maxComputeWorkGroupCount-09186 makes larger grids invalid;
+        // clamping keeps the dispatch inside what the lowered node can address).
+        const uint maximum = table.infos[node].static_grid[i] == 0u ? kMaxGraphWorkgroupCount : table.infos[node].static_grid[i];
+        if (value > maximum) {
+            value = maximum;
+            clamped = true;
+        }
+        product *= uint64_t(value);
+    }
+    if (clamped) ReportDrop(scratch, header, node, level, kStatusGridClamped, 0u);
+    if (product > uint64_t(kMaxGraphWorkgroups)) {
+        // Over maxExecutionGraphWorkgroups even after clamping: the record is dropped (0 workgroups). A zero-workgroup
+        // entry is harmless: the lowered node's search takes the last entry whose first_workgroup <= its workgroup.
+        ReportDrop(scratch, header, node, level, kStatusGridClamped, 1u);
+        return 0u;
+    }
+    return uint(product);
+}
+
+// Workgroups of a coalescing node (NodeMaxPayloadsAMDX records per workgroup) or a thread node (the lowered batch size).
+uint BatchedWorkgroups(NodeTable table, uint node, uint kept) {
+    const uint per_workgroup = max(table.infos[node].records_per_workgroup, 1u);
+    return kept / per_workgroup + (kept % per_workgroup != 0u ? 1u : 0u);
+}
+
+// Node n's workgroup count and VkDispatchIndirectCommand for this level, and its statistics. x stays within the 65535
+// every device supports (maxComputeWorkGroupCount) and y carries the rest; the lowered node computes its linear
+// workgroup as WorkgroupId.y * 65535 + WorkgroupId.x and returns past workgroup_count (scratch_layout.h,
+// kDispatchSplitWidth). Called by the one invocation that owns node n.
+void WriteDispatchArgs(uint64_t scratch, GraphHeader header, Half input_half, uint n, uint level, uint total) {
+    uvec3 dispatch = uvec3(0u);
+    if (total != 0u) {
+        uint rows = total / kDispatchSplitWidth + (total % kDispatchSplitWidth != 0u ? 1u : 0u);
+        if (rows > kDispatchSplitWidth) {
+            // Only reachable past 65535 * 65535 workgroups in one node and level.
+            rows = kDispatchSplitWidth;
+            ReportDrop(scratch, header, n, level, kStatusGridClamped, 0u);
+        }
+        dispatch = uvec3(min(total, kDispatchSplitWidth), rows, 1u);
+        NodeStatsTable stats = NodeStatsAt(scratch, header);
+        stats.stats[n].dispatches += 1u;
+        const uint before = stats.stats[n].workgroups;
+        stats.stats[n].workgroups = before + min(total, 0xFFFFFFFFu - before);
+    }
+    input_half.nodes[n].workgroup_count = total;
+    input_half.nodes[n].dispatch[0] = dispatch.x;
+    input_half.nodes[n].dispatch[1] = dispatch.y;
+    input_half.nodes[n].dispatch[2] = dispatch.z;
+}
+
+#endif  // EXECGRAPH_LEVEL_COMMON_GLSL
