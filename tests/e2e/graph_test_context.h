@@ -37,12 +37,17 @@ struct NodeStage {
 
 class GraphTestContext {
   public:
-    // with_validation: VK_LAYER_KHRONOS_validation below the layer; every message fails the test in TearDown.
+    // with_validation: VK_LAYER_KHRONOS_validation below the layer, with synchronization validation; every message fails
+    // the test in TearDown.
     explicit GraphTestContext(bool with_validation = true);
     ~GraphTestContext();
 
     bool ok() const { return device_ != nullptr && device_->result() == VK_SUCCESS; }
     VkDevice device() const { return device_->handle(); }
+    VkQueue queue() const { return queue_; }
+    uint32_t queue_family() const { return device_->queue_family(); }
+    // Destroys what the context made and the device, keeping the instance and the message log (teardown tests).
+    void DestroyDevice();
     MessageLog& log() { return log_; }
 
     TestBuffer CreateBuffer(VkDeviceSize size, VkBufferUsageFlags usage);
