@@ -131,6 +131,27 @@ TEST_F(Robustness, Revision2023AmdxModuleIsRefusedWithAMessage) {
 
 // ---- Bad API use ----------------------------------------------------------------------------------------------------
 
+// Unknown node names: a graph whose node enqueues to a node that is not in it fails creation, and asking a graph for a
+// node index by a name it does not have fails the query; both with VK_ERROR_UNKNOWN and a message naming the node.
+TEST_F(Robustness, UnknownNodeNamesAreRefusedWithAMessage) {
+    TestBuffer& uav = Uav(8);
+    VkPipelineLayout layout = context_.CreateStorageBufferLayout({&uav});
+    VkResult result = VK_SUCCESS;
+    // hello_first_node enqueues to "secondNode", which this graph lacks.
+    EXPECT_EQ(context_.CreateGraph({{ReadCorpus("hello_first_node"), "firstNode"}}, layout, &result), VK_NULL_HANDLE);
+    EXPECT_EQ(result, VK_ERROR_UNKNOWN);
+    EXPECT_EQ(CountMessages(context_.log(), "EXECGRAPH-PIPELINE-CREATION", "which is not in the graph"), 1u) << context_.log().Problems();
+
+    VkPipeline graph = context_.CreateGraph({ThreadNodeStage()}, layout);
+    ASSERT_NE(graph, VK_NULL_HANDLE) << context_.log().Problems();
+    VkPipelineShaderStageNodeCreateInfoAMDX node{VK_STRUCTURE_TYPE_PIPELINE_SHADER_STAGE_NODE_CREATE_INFO_AMDX, nullptr, "noSuchNode", 0};
+    uint32_t node_index = 12345;
+    EXPECT_EQ(context_.vkGetExecutionGraphPipelineNodeIndexAMDX(context_.device(), graph, &node, &node_index), VK_ERROR_UNKNOWN);
+    EXPECT_EQ(node_index, 12345u);
+    EXPECT_EQ(CountMessages(context_.log(), "EXECGRAPH-INVALID-USAGE", "has no node \"noSuchNode\"[0]"), 1u) << context_.log().Problems();
+    context_.log().Clear();
+}
+
 // Graph commands are primary-only (cmdbufferlevel="primary", VUID-*-commandBuffer-09182): in a secondary command buffer
 // all four are skipped with a message each, and executing that secondary runs nothing.
 TEST_F(Robustness, GraphCommandsInSecondaryCommandBuffersAreSkipped) {
