@@ -110,7 +110,8 @@ TEST_F(Robustness, MalformedAmdxModuleFailsGraphCreationWithAMessage) {
     EXPECT_EQ(context_.vkCreateExecutionGraphPipelinesAMDX(context_.device(), VK_NULL_HANDLE, 1, &create_info, nullptr, &graph),
               VK_ERROR_UNKNOWN);
     EXPECT_EQ(graph, VK_NULL_HANDLE);
-    EXPECT_EQ(CountMessages(context_.log(), "EXECGRAPH-PIPELINE-CREATION", "vkCreateExecutionGraphPipelinesAMDX: pCreateInfos[0]"), 1u)
+    EXPECT_EQ(CountMessages(context_.log(), "EXECGRAPH-PIPELINE-CREATION", "vkCreateExecutionGraphPipelinesAMDX: pCreateInfos[0]"),
+              1u)
         << context_.log().Problems();
     vkDestroyShaderModule(context_.device(), module, nullptr);
     context_.log().Clear();
@@ -140,15 +141,18 @@ TEST_F(Robustness, UnknownNodeNamesAreRefusedWithAMessage) {
     // hello_first_node enqueues to "secondNode", which this graph lacks.
     EXPECT_EQ(context_.CreateGraph({{ReadCorpus("hello_first_node"), "firstNode"}}, layout, &result), VK_NULL_HANDLE);
     EXPECT_EQ(result, VK_ERROR_UNKNOWN);
-    EXPECT_EQ(CountMessages(context_.log(), "EXECGRAPH-PIPELINE-CREATION", "which is not in the graph"), 1u) << context_.log().Problems();
+    EXPECT_EQ(CountMessages(context_.log(), "EXECGRAPH-PIPELINE-CREATION", "which is not in the graph"), 1u)
+        << context_.log().Problems();
 
     VkPipeline graph = context_.CreateGraph({ThreadNodeStage()}, layout);
     ASSERT_NE(graph, VK_NULL_HANDLE) << context_.log().Problems();
-    VkPipelineShaderStageNodeCreateInfoAMDX node{VK_STRUCTURE_TYPE_PIPELINE_SHADER_STAGE_NODE_CREATE_INFO_AMDX, nullptr, "noSuchNode", 0};
+    VkPipelineShaderStageNodeCreateInfoAMDX node{VK_STRUCTURE_TYPE_PIPELINE_SHADER_STAGE_NODE_CREATE_INFO_AMDX, nullptr,
+                                                 "noSuchNode", 0};
     uint32_t node_index = 12345;
     EXPECT_EQ(context_.vkGetExecutionGraphPipelineNodeIndexAMDX(context_.device(), graph, &node, &node_index), VK_ERROR_UNKNOWN);
     EXPECT_EQ(node_index, 12345u);
-    EXPECT_EQ(CountMessages(context_.log(), "EXECGRAPH-INVALID-USAGE", "has no node \"noSuchNode\"[0]"), 1u) << context_.log().Problems();
+    EXPECT_EQ(CountMessages(context_.log(), "EXECGRAPH-INVALID-USAGE", "has no node \"noSuchNode\"[0]"), 1u)
+        << context_.log().Problems();
     context_.log().Clear();
 }
 
@@ -189,7 +193,8 @@ TEST_F(Robustness, GraphCommandsInSecondaryCommandBuffersAreSkipped) {
     for (const char* command : {"vkCmdInitializeGraphScratchMemoryAMDX", "vkCmdDispatchGraphAMDX", "vkCmdDispatchGraphIndirectAMDX",
                                 "vkCmdDispatchGraphIndirectCountAMDX"}) {
         EXPECT_EQ(CountMessages(context_.log(), "EXECGRAPH-DISPATCH", std::string(command) + ": must be recorded in a primary"), 1u)
-            << command << "\n" << context_.log().Problems();
+            << command << "\n"
+            << context_.log().Problems();
     }
     EXPECT_EQ(context_.log().CountWithId("EXECGRAPH-DISPATCH"), 4u) << context_.log().Problems();
     ExpectUav(uav, {});  // nothing ran
@@ -237,7 +242,8 @@ class FailingAllocator {
             if (memory != nullptr) ++self->live_;
             return memory;
         };
-        callbacks.pfnReallocation = [](void* user, void* original, size_t size, size_t alignment, VkSystemAllocationScope) -> void* {
+        callbacks.pfnReallocation = [](void* user, void* original, size_t size, size_t alignment,
+                                       VkSystemAllocationScope) -> void* {
             auto* self = static_cast<FailingAllocator*>(user);
             if (self->budget_.fetch_sub(1) <= 0) return nullptr;
             void* memory = std::realloc(original, size);  // the drivers ask for at most malloc's alignment here
@@ -299,7 +305,8 @@ TEST_F(Robustness, AllocationFailuresDuringGraphCreationReturnOutOfHostMemory) {
         EXPECT_EQ(result, VK_ERROR_OUT_OF_HOST_MEMORY) << "budget " << budget;
         EXPECT_EQ(graph, VK_NULL_HANDLE);
         EXPECT_EQ(CountMessages(context_.log(), "EXECGRAPH-PIPELINE-CREATION", "pCreateInfos[0]"), 1u)
-            << "budget " << budget << "\n" << context_.log().Problems();
+            << "budget " << budget << "\n"
+            << context_.log().Problems();
         EXPECT_EQ(allocator.live(), 0) << "budget " << budget << ": the failed creation leaked";
     }
     EXPECT_NE(graph, VK_NULL_HANDLE) << "creation never succeeded";
@@ -321,7 +328,8 @@ TEST(OutOfMemory, BadAllocInsideTheLayerBecomesAnErrorNotACrash) {
         VkResult result = VK_SUCCESS;
         EXPECT_EQ(context.CreateGraph({ThreadNodeStage()}, layout, &result), VK_NULL_HANDLE);
         EXPECT_EQ(result, VK_ERROR_OUT_OF_HOST_MEMORY);
-        EXPECT_EQ(CountMessages(context.log(), "EXECGRAPH-OUT-OF-MEMORY", "vkCreateExecutionGraphPipelinesAMDX: the layer ran out of host memory"),
+        EXPECT_EQ(CountMessages(context.log(), "EXECGRAPH-OUT-OF-MEMORY",
+                                "vkCreateExecutionGraphPipelinesAMDX: the layer ran out of host memory"),
                   1u)
             << context.log().Problems();
         context.Destroy(uav);
@@ -349,7 +357,8 @@ TEST(OutOfMemory, BadAllocInsideTheLayerBecomesAnErrorNotACrash) {
             context.vkCmdDispatchGraphAMDX(cmd, scratch.address, scratch.size, &count_info);
         });
         for (uint32_t i = 0; i < 64; ++i) EXPECT_EQ(uav.As<uint32_t>()[i], 0u) << i;
-        EXPECT_EQ(CountMessages(context.log(), "EXECGRAPH-OUT-OF-MEMORY", "vkCmdDispatchGraphAMDX: the layer ran out of host memory"), 1u)
+        EXPECT_EQ(
+            CountMessages(context.log(), "EXECGRAPH-OUT-OF-MEMORY", "vkCmdDispatchGraphAMDX: the layer ran out of host memory"), 1u)
             << context.log().Problems();
         context.Destroy(scratch);
         context.Destroy(uav);
@@ -382,7 +391,8 @@ TEST_F(Robustness, DeviceDestroyedWithGraphPipelinesAlive) {
     create_info.basePipelineIndex = -1;
     VkPipeline graphs[2] = {};
     const VkExecutionGraphPipelineCreateInfoAMDX infos[2] = {create_info, create_info};
-    ASSERT_EQ(context_.vkCreateExecutionGraphPipelinesAMDX(context_.device(), VK_NULL_HANDLE, 2, infos, nullptr, graphs), VK_SUCCESS);
+    ASSERT_EQ(context_.vkCreateExecutionGraphPipelinesAMDX(context_.device(), VK_NULL_HANDLE, 2, infos, nullptr, graphs),
+              VK_SUCCESS);
     TestBuffer& scratch = PrepareScratch(graphs[0]);
     const std::vector<IndexValueRecord> records = IndexValueRecords(64, 7);
     VkDispatchGraphInfoAMDX info = HostInfo(context_.NodeIndex(graphs[0], "main", 0), records);
@@ -420,7 +430,8 @@ TEST_F(Robustness, PipelineDestroyedWhileCommandBufferPendingDoesNotCrash) {
     create_info.layout = layout;
     create_info.basePipelineIndex = -1;
     VkPipeline graph = VK_NULL_HANDLE;
-    ASSERT_EQ(context_.vkCreateExecutionGraphPipelinesAMDX(context_.device(), VK_NULL_HANDLE, 1, &create_info, nullptr, &graph), VK_SUCCESS);
+    ASSERT_EQ(context_.vkCreateExecutionGraphPipelinesAMDX(context_.device(), VK_NULL_HANDLE, 1, &create_info, nullptr, &graph),
+              VK_SUCCESS);
     VkExecutionGraphPipelineScratchSizeAMDX size{VK_STRUCTURE_TYPE_EXECUTION_GRAPH_PIPELINE_SCRATCH_SIZE_AMDX};
     ASSERT_EQ(context_.vkGetExecutionGraphPipelineScratchSizeAMDX(context_.device(), graph, &size), VK_SUCCESS);
     TestBuffer& scratch = Own(context_.CreateScratch(size.maxSize));
@@ -432,12 +443,14 @@ TEST_F(Robustness, PipelineDestroyedWhileCommandBufferPendingDoesNotCrash) {
     VkCommandPool pool = CreatePool();
     VkFence fence = SubmitWithoutWaiting(pool, [&](VkCommandBuffer cmd) {
         context_.vkCmdInitializeGraphScratchMemoryAMDX(cmd, graph, scratch.address, scratch.size);
-        VkMemoryBarrier barrier{VK_STRUCTURE_TYPE_MEMORY_BARRIER, nullptr, VK_ACCESS_SHADER_WRITE_BIT | VK_ACCESS_TRANSFER_WRITE_BIT,
+        VkMemoryBarrier barrier{VK_STRUCTURE_TYPE_MEMORY_BARRIER, nullptr,
+                                VK_ACCESS_SHADER_WRITE_BIT | VK_ACCESS_TRANSFER_WRITE_BIT,
                                 VK_ACCESS_SHADER_READ_BIT | VK_ACCESS_SHADER_WRITE_BIT | VK_ACCESS_INDIRECT_COMMAND_READ_BIT |
                                     VK_ACCESS_TRANSFER_WRITE_BIT};
-        vkCmdPipelineBarrier(cmd, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT | VK_PIPELINE_STAGE_TRANSFER_BIT,
-                             VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT | VK_PIPELINE_STAGE_DRAW_INDIRECT_BIT | VK_PIPELINE_STAGE_TRANSFER_BIT, 0,
-                             1, &barrier, 0, nullptr, 0, nullptr);
+        vkCmdPipelineBarrier(
+            cmd, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT | VK_PIPELINE_STAGE_TRANSFER_BIT,
+            VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT | VK_PIPELINE_STAGE_DRAW_INDIRECT_BIT | VK_PIPELINE_STAGE_TRANSFER_BIT, 0, 1,
+            &barrier, 0, nullptr, 0, nullptr);
         BindGraph(cmd, graph, layout, context_.descriptor_set());
         context_.vkCmdDispatchGraphAMDX(cmd, scratch.address, scratch.size, &count_info);
     });
@@ -505,12 +518,14 @@ TEST_F(Robustness, ManyThreadsCreateRecordSubmitAndDestroyAtOnce) {
             create_info.layout = layouts[t];
             create_info.basePipelineIndex = -1;
             VkPipeline graph = VK_NULL_HANDLE;
-            ASSERT_EQ(context_.vkCreateExecutionGraphPipelinesAMDX(device, VK_NULL_HANDLE, 1, &create_info, nullptr, &graph), VK_SUCCESS);
+            ASSERT_EQ(context_.vkCreateExecutionGraphPipelinesAMDX(device, VK_NULL_HANDLE, 1, &create_info, nullptr, &graph),
+                      VK_SUCCESS);
             vkDestroyShaderModule(device, module, nullptr);  // allowed once the pipeline exists
             VkExecutionGraphPipelineScratchSizeAMDX size{VK_STRUCTURE_TYPE_EXECUTION_GRAPH_PIPELINE_SCRATCH_SIZE_AMDX};
             ASSERT_EQ(context_.vkGetExecutionGraphPipelineScratchSizeAMDX(device, graph, &size), VK_SUCCESS);
             TestBuffer scratch = context_.CreateScratch(size.minSize);
-            VkPipelineShaderStageNodeCreateInfoAMDX node{VK_STRUCTURE_TYPE_PIPELINE_SHADER_STAGE_NODE_CREATE_INFO_AMDX, nullptr, "main", 0};
+            VkPipelineShaderStageNodeCreateInfoAMDX node{VK_STRUCTURE_TYPE_PIPELINE_SHADER_STAGE_NODE_CREATE_INFO_AMDX, nullptr,
+                                                         "main", 0};
             uint32_t node_index = ~0u;
             ASSERT_EQ(context_.vkGetExecutionGraphPipelineNodeIndexAMDX(device, graph, &node, &node_index), VK_SUCCESS);
             const uint32_t base = (t + 1) * 100000 + iteration * 1000;
@@ -528,18 +543,21 @@ TEST_F(Robustness, ManyThreadsCreateRecordSubmitAndDestroyAtOnce) {
             begin.flags = VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT;
             vkBeginCommandBuffer(cmd, &begin);
             context_.vkCmdInitializeGraphScratchMemoryAMDX(cmd, graph, scratch.address, scratch.size);
-            VkMemoryBarrier init_barrier{VK_STRUCTURE_TYPE_MEMORY_BARRIER, nullptr, VK_ACCESS_SHADER_WRITE_BIT | VK_ACCESS_TRANSFER_WRITE_BIT,
-                                         VK_ACCESS_SHADER_READ_BIT | VK_ACCESS_SHADER_WRITE_BIT | VK_ACCESS_INDIRECT_COMMAND_READ_BIT |
-                                             VK_ACCESS_TRANSFER_WRITE_BIT};
-            vkCmdPipelineBarrier(cmd, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT | VK_PIPELINE_STAGE_TRANSFER_BIT,
-                                 VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT | VK_PIPELINE_STAGE_DRAW_INDIRECT_BIT | VK_PIPELINE_STAGE_TRANSFER_BIT,
-                                 0, 1, &init_barrier, 0, nullptr, 0, nullptr);
+            VkMemoryBarrier init_barrier{VK_STRUCTURE_TYPE_MEMORY_BARRIER, nullptr,
+                                         VK_ACCESS_SHADER_WRITE_BIT | VK_ACCESS_TRANSFER_WRITE_BIT,
+                                         VK_ACCESS_SHADER_READ_BIT | VK_ACCESS_SHADER_WRITE_BIT |
+                                             VK_ACCESS_INDIRECT_COMMAND_READ_BIT | VK_ACCESS_TRANSFER_WRITE_BIT};
+            vkCmdPipelineBarrier(
+                cmd, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT | VK_PIPELINE_STAGE_TRANSFER_BIT,
+                VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT | VK_PIPELINE_STAGE_DRAW_INDIRECT_BIT | VK_PIPELINE_STAGE_TRANSFER_BIT, 0, 1,
+                &init_barrier, 0, nullptr, 0, nullptr);
             vkCmdBindPipeline(cmd, VK_PIPELINE_BIND_POINT_EXECUTION_GRAPH_AMDX, graph);
             vkCmdBindDescriptorSets(cmd, VK_PIPELINE_BIND_POINT_EXECUTION_GRAPH_AMDX, layouts[t], 0, 1, &sets[t], 0, nullptr);
             context_.vkCmdDispatchGraphAMDX(cmd, scratch.address, scratch.size, &count_info);
-            VkMemoryBarrier host_barrier{VK_STRUCTURE_TYPE_MEMORY_BARRIER, nullptr, VK_ACCESS_MEMORY_WRITE_BIT, VK_ACCESS_HOST_READ_BIT};
-            vkCmdPipelineBarrier(cmd, VK_PIPELINE_STAGE_ALL_COMMANDS_BIT, VK_PIPELINE_STAGE_HOST_BIT, 0, 1, &host_barrier, 0, nullptr, 0,
-                                 nullptr);
+            VkMemoryBarrier host_barrier{VK_STRUCTURE_TYPE_MEMORY_BARRIER, nullptr, VK_ACCESS_MEMORY_WRITE_BIT,
+                                         VK_ACCESS_HOST_READ_BIT};
+            vkCmdPipelineBarrier(cmd, VK_PIPELINE_STAGE_ALL_COMMANDS_BIT, VK_PIPELINE_STAGE_HOST_BIT, 0, 1, &host_barrier, 0,
+                                 nullptr, 0, nullptr);
             ASSERT_EQ(vkEndCommandBuffer(cmd), VK_SUCCESS);
             VkFenceCreateInfo fence_info{VK_STRUCTURE_TYPE_FENCE_CREATE_INFO};
             VkFence fence = VK_NULL_HANDLE;
@@ -553,7 +571,8 @@ TEST_F(Robustness, ManyThreadsCreateRecordSubmitAndDestroyAtOnce) {
             }
             ASSERT_EQ(vkWaitForFences(device, 1, &fence, VK_TRUE, UINT64_MAX), VK_SUCCESS);
             for (uint32_t i = 0; i < kRecords; ++i) {
-                EXPECT_EQ(uavs[t]->As<uint32_t>()[i], base + i) << "thread " << t << " iteration " << iteration << " UAV[" << i << "]";
+                EXPECT_EQ(uavs[t]->As<uint32_t>()[i], base + i)
+                    << "thread " << t << " iteration " << iteration << " UAV[" << i << "]";
             }
             checked += kRecords;
             vkDestroyFence(device, fence, nullptr);
@@ -593,7 +612,8 @@ TEST_F(Robustness, TwoCommandBuffersWithSeparateScratchSubmittedTogether) {
     count_b.infos.hostAddress = &info_b;
 
     VkCommandPool pool = CreatePool();
-    VkCommandBufferAllocateInfo allocate{VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO, nullptr, pool, VK_COMMAND_BUFFER_LEVEL_PRIMARY, 2};
+    VkCommandBufferAllocateInfo allocate{VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO, nullptr, pool,
+                                         VK_COMMAND_BUFFER_LEVEL_PRIMARY, 2};
     VkCommandBuffer cmds[2] = {};
     ASSERT_EQ(vkAllocateCommandBuffers(context_.device(), &allocate, cmds), VK_SUCCESS);
     const struct {
@@ -606,9 +626,10 @@ TEST_F(Robustness, TwoCommandBuffersWithSeparateScratchSubmittedTogether) {
         vkBeginCommandBuffer(cmds[i], &begin);
         BindGraph(cmds[i], graph, layout, work[i].set);
         context_.vkCmdDispatchGraphAMDX(cmds[i], work[i].scratch->address, work[i].scratch->size, work[i].count);
-        VkMemoryBarrier host_barrier{VK_STRUCTURE_TYPE_MEMORY_BARRIER, nullptr, VK_ACCESS_MEMORY_WRITE_BIT, VK_ACCESS_HOST_READ_BIT};
-        vkCmdPipelineBarrier(cmds[i], VK_PIPELINE_STAGE_ALL_COMMANDS_BIT, VK_PIPELINE_STAGE_HOST_BIT, 0, 1, &host_barrier, 0, nullptr, 0,
-                             nullptr);
+        VkMemoryBarrier host_barrier{VK_STRUCTURE_TYPE_MEMORY_BARRIER, nullptr, VK_ACCESS_MEMORY_WRITE_BIT,
+                                     VK_ACCESS_HOST_READ_BIT};
+        vkCmdPipelineBarrier(cmds[i], VK_PIPELINE_STAGE_ALL_COMMANDS_BIT, VK_PIPELINE_STAGE_HOST_BIT, 0, 1, &host_barrier, 0,
+                             nullptr, 0, nullptr);
         ASSERT_EQ(vkEndCommandBuffer(cmds[i]), VK_SUCCESS);
     }
     VkSubmitInfo submit{VK_STRUCTURE_TYPE_SUBMIT_INFO};
