@@ -19,6 +19,25 @@ void ReportDispatchError(const DeviceState& device, VkCommandBuffer command_buff
                            {ObjectOf(VK_OBJECT_TYPE_COMMAND_BUFFER, command_buffer)});
 }
 
+// The command buffer's state if it is a primary command buffer the layer knows; otherwise reports and returns null.
+// Secondary command buffers cannot hold graph commands: the layer's recording restores state and reads back results
+// per command buffer, which a secondary one executed from an unknown primary would break, and the spec forbids it.
+std::shared_ptr<CommandBufferState> FindPrimaryCommandBuffer(const DeviceState& device, VkCommandBuffer command_buffer,
+                                                             const char* command, const char* vuid_suffix) {
+    std::shared_ptr<CommandBufferState> state = device.command_buffers.Find(command_buffer).value_or(nullptr);
+    if (!state) {
+        ReportDispatchError(device, command_buffer, std::string(command) + ": unknown command buffer");
+        return nullptr;
+    }
+    if (!state->is_primary) {
+        ReportDispatchError(device, command_buffer,
+                            std::string(command) + ": must be recorded in a primary command buffer, not a secondary one (VUID-" +
+                                command + "-" + vuid_suffix + ")");
+        return nullptr;
+    }
+    return state;
+}
+
 // The spec's checks that the layer can make on the host (facts §11, §12), so that bad input is skipped with a message
 // instead of reaching the GPU.
 std::optional<BufferRange> CheckScratch(const DeviceState& device, VkCommandBuffer command_buffer, const GraphPipeline& graph,
@@ -130,6 +149,8 @@ bool CheckHostInfos(const DeviceState& device, VkCommandBuffer command_buffer, c
 void RecordInitializeScratch(DeviceState& device, VkCommandBuffer command_buffer, VkPipeline execution_graph,
                              VkDeviceAddress scratch, VkDeviceSize scratch_size) {
     const char* command = "vkCmdInitializeGraphScratchMemoryAMDX";
+    // cmdbufferlevel="primary" in the registry (VUID-vkCmdInitializeGraphScratchMemoryAMDX-bufferlevel).
+    if (!FindPrimaryCommandBuffer(device, command_buffer, command, "bufferlevel")) return;
     auto graph = device.graph_pipelines.Find(execution_graph);
     if (!graph || (*graph)->is_library) {
         ReportDispatchError(device, command_buffer, std::string(command) + ": executionGraph is not an execution graph pipeline");
@@ -151,17 +172,8 @@ void RecordInitializeScratch(DeviceState& device, VkCommandBuffer command_buffer
 
 void RecordGraphDispatch(DeviceState& device, VkCommandBuffer command_buffer, VkDeviceAddress scratch, VkDeviceSize scratch_size,
                          const GraphEntries& entries, const char* command) {
-    std::shared_ptr<CommandBufferState> state = device.command_buffers.Find(command_buffer).value_or(nullptr);
-    if (!state) {
-        ReportDispatchError(device, command_buffer, std::string(command) + ": unknown command buffer");
-        return;
-    }
-    if (!state->is_primary) {
-        ReportDispatchError(device, command_buffer,
-                            std::string(command) + ": graph dispatches must be recorded in primary command buffers (VUID-" + command +
-                                "-commandBuffer-09182)");
-        return;
-    }
+    std::shared_ptr<CommandBufferState> state = FindPrimaryCommandBuffer(device, command_buffer, command, "commandBuffer-09182");
+    if (!state) return;
     if (!state->bound_graph) {
         ReportDispatchError(device, command_buffer,
                             std::string(command) + ": no execution graph pipeline is bound to VK_PIPELINE_BIND_POINT_EXECUTION_GRAPH_AMDX");

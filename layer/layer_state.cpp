@@ -1,19 +1,45 @@
 #include "layer_state.h"
 
+#include <atomic>
+
 namespace execgraph {
 namespace {
 
-// Constructed on first use, so loading the library runs no constructors, and deliberately never destroyed: applications
-// destroy devices and instances from their own static destructors, which may run after ours would have.
-ConcurrentMap<DispatchKey, std::shared_ptr<InstanceState>>& Instances() {
-    static auto* instances = new ConcurrentMap<DispatchKey, std::shared_ptr<InstanceState>>;
-    return *instances;
+using InstanceMap = ConcurrentMap<DispatchKey, std::shared_ptr<InstanceState>>;
+using DeviceMap = ConcurrentMap<DispatchKey, std::shared_ptr<DeviceState>>;
+
+// The maps are created on first use (constant-initialised pointers: loading the library runs no constructors) and are
+// freed when the library is unloaded or the process exits, but only while empty: applications destroy devices and
+// instances from their own static destructors, which may run after ours, and those must still find their state.
+// (A map left behind by a dlclose would otherwise be unreachable memory: LeakSanitizer reported exactly that.)
+std::atomic<InstanceMap*> g_instances{nullptr};
+std::atomic<DeviceMap*> g_devices{nullptr};
+
+template <typename Map>
+Map& CreatedOnFirstUse(std::atomic<Map*>& slot) {
+    Map* map = slot.load(std::memory_order_acquire);
+    if (map != nullptr) return *map;
+    auto* created = new Map;
+    if (slot.compare_exchange_strong(map, created, std::memory_order_acq_rel)) return *created;
+    delete created;  // another thread won; `map` now holds its map
+    return *map;
 }
 
-ConcurrentMap<DispatchKey, std::shared_ptr<DeviceState>>& Devices() {
-    static auto* devices = new ConcurrentMap<DispatchKey, std::shared_ptr<DeviceState>>;
-    return *devices;
+template <typename Map>
+void FreeIfEmpty(std::atomic<Map*>& slot) {
+    Map* map = slot.load(std::memory_order_acquire);
+    if (map == nullptr || map->Size() != 0) return;
+    slot.store(nullptr, std::memory_order_release);
+    delete map;
 }
+
+__attribute__((destructor)) void FreeEmptyStateMaps() {
+    FreeIfEmpty(g_devices);
+    FreeIfEmpty(g_instances);
+}
+
+InstanceMap& Instances() { return CreatedOnFirstUse(g_instances); }
+DeviceMap& Devices() { return CreatedOnFirstUse(g_devices); }
 
 }  // namespace
 

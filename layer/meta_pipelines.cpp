@@ -33,41 +33,49 @@ MetaPipelines::MetaPipelines(VkDevice device, const DeviceDispatchTable* dispatc
 
 MetaPipelines::~MetaPipelines() { Destroy(); }
 
-VkPipelineLayout MetaPipelines::layout() const {
-    std::lock_guard lock(mutex_);
-    return layout_;
+VkPipelineLayout MetaPipelines::layout() const { return layout_.load(std::memory_order_acquire); }
+
+// No lock is held while the next layer runs (a driver may take its own locks, or call back into the application's
+// allocator and debug messengers): each object is created outside any lock and published with a compare-and-swap. Two
+// threads that miss the cache at once both create it; the loser destroys its copy and uses the winner's.
+VkResult MetaPipelines::GetLayout(VkPipelineLayout* layout) {
+    *layout = layout_.load(std::memory_order_acquire);
+    if (*layout != VK_NULL_HANDLE) return VK_SUCCESS;
+    // Push constants only: meta shaders reach scratch and dispatch data through buffer device addresses, so the layer
+    // allocates no descriptor sets behind the application's back.
+    VkPushConstantRange range{VK_SHADER_STAGE_COMPUTE_BIT, 0, kMetaPushConstantSize};
+    VkPipelineLayoutCreateInfo layout_info{VK_STRUCTURE_TYPE_PIPELINE_LAYOUT_CREATE_INFO};
+    layout_info.pushConstantRangeCount = 1;
+    layout_info.pPushConstantRanges = &range;
+    VkPipelineLayout created = VK_NULL_HANDLE;
+    VkResult result = dispatch_->CreatePipelineLayout(device_, &layout_info, nullptr, &created);
+    if (result != VK_SUCCESS) return result;
+    VkPipelineLayout expected = VK_NULL_HANDLE;
+    if (layout_.compare_exchange_strong(expected, created, std::memory_order_acq_rel)) {
+        *layout = created;
+    } else {
+        dispatch_->DestroyPipelineLayout(device_, created, nullptr);
+        *layout = expected;
+    }
+    return VK_SUCCESS;
 }
 
 VkResult MetaPipelines::Get(MetaShader shader, VkPipeline* pipeline) {
     *pipeline = VK_NULL_HANDLE;
     if (shader == MetaShader::kCount) return VK_ERROR_INITIALIZATION_FAILED;
-    // One lock for creation and lookup: creation happens a handful of times per device, and holding the lock while
-    // the driver compiles keeps two threads from compiling the same shader.
-    std::lock_guard lock(mutex_);
-    VkPipeline& cached = pipelines_[static_cast<size_t>(shader)];
-    if (cached != VK_NULL_HANDLE) {
-        *pipeline = cached;
-        return VK_SUCCESS;
-    }
-    if (layout_ == VK_NULL_HANDLE) {
-        // Push constants only: meta shaders reach scratch and dispatch data through buffer device addresses, so the
-        // layer allocates no descriptor sets behind the application's back.
-        VkPushConstantRange range{VK_SHADER_STAGE_COMPUTE_BIT, 0, kMetaPushConstantSize};
-        VkPipelineLayoutCreateInfo layout_info{VK_STRUCTURE_TYPE_PIPELINE_LAYOUT_CREATE_INFO};
-        layout_info.pushConstantRangeCount = 1;
-        layout_info.pPushConstantRanges = &range;
-        VkResult result = dispatch_->CreatePipelineLayout(device_, &layout_info, nullptr, &layout_);
-        if (result != VK_SUCCESS) {
-            layout_ = VK_NULL_HANDLE;
-            return result;
-        }
-    }
+    std::atomic<VkPipeline>& cached = pipelines_[static_cast<size_t>(shader)];
+    *pipeline = cached.load(std::memory_order_acquire);
+    if (*pipeline != VK_NULL_HANDLE) return VK_SUCCESS;
+
+    VkPipelineLayout layout = VK_NULL_HANDLE;
+    VkResult result = GetLayout(&layout);
+    if (result != VK_SUCCESS) return result;
     const ShaderCode code = CodeOf(shader);
     VkShaderModuleCreateInfo module_info{VK_STRUCTURE_TYPE_SHADER_MODULE_CREATE_INFO};
     module_info.codeSize = *code.word_count * sizeof(uint32_t);
     module_info.pCode = code.words;
     VkShaderModule module = VK_NULL_HANDLE;
-    VkResult result = dispatch_->CreateShaderModule(device_, &module_info, nullptr, &module);
+    result = dispatch_->CreateShaderModule(device_, &module_info, nullptr, &module);
     if (result != VK_SUCCESS) return result;
 
     VkComputePipelineCreateInfo pipeline_info{VK_STRUCTURE_TYPE_COMPUTE_PIPELINE_CREATE_INFO};
@@ -75,25 +83,29 @@ VkResult MetaPipelines::Get(MetaShader shader, VkPipeline* pipeline) {
     pipeline_info.stage.stage = VK_SHADER_STAGE_COMPUTE_BIT;
     pipeline_info.stage.module = module;
     pipeline_info.stage.pName = "main";
-    pipeline_info.layout = layout_;
-    result = dispatch_->CreateComputePipelines(device_, VK_NULL_HANDLE, 1, &pipeline_info, nullptr, &cached);
+    pipeline_info.layout = layout;
+    VkPipeline created = VK_NULL_HANDLE;
+    result = dispatch_->CreateComputePipelines(device_, VK_NULL_HANDLE, 1, &pipeline_info, nullptr, &created);
     dispatch_->DestroyShaderModule(device_, module, nullptr);
-    if (result != VK_SUCCESS) {
-        cached = VK_NULL_HANDLE;
-        return result;
+    if (result != VK_SUCCESS) return result;
+    VkPipeline expected = VK_NULL_HANDLE;
+    if (cached.compare_exchange_strong(expected, created, std::memory_order_acq_rel)) {
+        *pipeline = created;
+    } else {
+        dispatch_->DestroyPipeline(device_, created, nullptr);
+        *pipeline = expected;
     }
-    *pipeline = cached;
     return VK_SUCCESS;
 }
 
+// Runs only while the device is being destroyed, when the application may not use it from any other thread.
 void MetaPipelines::Destroy() {
-    std::lock_guard lock(mutex_);
-    for (VkPipeline& pipeline : pipelines_) {
-        if (pipeline != VK_NULL_HANDLE) dispatch_->DestroyPipeline(device_, pipeline, nullptr);
-        pipeline = VK_NULL_HANDLE;
+    for (std::atomic<VkPipeline>& pipeline : pipelines_) {
+        VkPipeline destroyed = pipeline.exchange(VK_NULL_HANDLE, std::memory_order_acq_rel);
+        if (destroyed != VK_NULL_HANDLE) dispatch_->DestroyPipeline(device_, destroyed, nullptr);
     }
-    if (layout_ != VK_NULL_HANDLE) dispatch_->DestroyPipelineLayout(device_, layout_, nullptr);
-    layout_ = VK_NULL_HANDLE;
+    VkPipelineLayout layout = layout_.exchange(VK_NULL_HANDLE, std::memory_order_acq_rel);
+    if (layout != VK_NULL_HANDLE) dispatch_->DestroyPipelineLayout(device_, layout, nullptr);
 }
 
 }  // namespace execgraph

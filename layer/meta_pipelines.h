@@ -1,13 +1,13 @@
 // The scheduler's meta-shader compute pipelines for one device (docs/design.md, "One graph dispatch"). Created on first
 // use, cached for the device's lifetime, and destroyed with it (Destroy() from the layer's vkDestroyDevice, or the
-// destructor). Safe to use from several threads recording command buffers at once.
+// destructor). Safe to use from several threads recording command buffers at once, without a lock: see Get().
 #pragma once
 
 #include <vulkan/vulkan.h>
 
 #include <array>
+#include <atomic>
 #include <cstdint>
-#include <mutex>
 
 #include "dispatch_table.h"
 
@@ -32,15 +32,16 @@ class MetaPipelines {
     VkResult Get(MetaShader shader, VkPipeline* pipeline);
     // The push-constant-only layout shared by all meta pipelines (VK_NULL_HANDLE until the first successful Get).
     VkPipelineLayout layout() const;
-    // Destroys everything created so far; Get() after Destroy() creates again.
+    // Destroys everything created so far; Get() after Destroy() creates again. Not concurrent with Get().
     void Destroy();
 
   private:
+    VkResult GetLayout(VkPipelineLayout* layout);
+
     VkDevice device_;
     const DeviceDispatchTable* dispatch_;
-    mutable std::mutex mutex_;
-    VkPipelineLayout layout_ = VK_NULL_HANDLE;
-    std::array<VkPipeline, static_cast<size_t>(MetaShader::kCount)> pipelines_{};
+    std::atomic<VkPipelineLayout> layout_{VK_NULL_HANDLE};
+    std::array<std::atomic<VkPipeline>, static_cast<size_t>(MetaShader::kCount)> pipelines_{};
 };
 
 }  // namespace execgraph

@@ -34,8 +34,18 @@ GraphTestContext::GraphTestContext(const GraphTestOptions& test_options) {
     InstanceOptions options;
     options.layers = {kLayerName};
     options.layers.insert(options.layers.end(), test_options.layers_below.begin(), test_options.layers_below.end());
-    if (test_options.with_validation) options.layers.push_back(kValidationLayerName);
     if (!test_options.debug_utils) options.extensions.clear();
+    // Synchronization validation checks every barrier the layer records between its meta passes and node dispatches:
+    // a missing or too weak one is reported as a hazard and fails the test like any other message.
+    VkValidationFeatureEnableEXT enables[] = {VK_VALIDATION_FEATURE_ENABLE_SYNCHRONIZATION_VALIDATION_EXT};
+    VkValidationFeaturesEXT validation_features{VK_STRUCTURE_TYPE_VALIDATION_FEATURES_EXT};
+    validation_features.enabledValidationFeatureCount = 1;
+    validation_features.pEnabledValidationFeatures = enables;
+    if (test_options.with_validation) {
+        options.layers.push_back(kValidationLayerName);
+        options.extensions.push_back(VK_EXT_VALIDATION_FEATURES_EXTENSION_NAME);
+        options.extra_pnext = &validation_features;
+    }
     instance_ = std::make_unique<TestInstance>(options, &log_);
     if (instance_->result() != VK_SUCCESS) return;
     // DXC records with 16- or 64-bit members put Int16 / Int64 into the node modules the application creates, so the
@@ -73,6 +83,11 @@ GraphTestContext::GraphTestContext(const GraphTestOptions& test_options) {
 }
 
 GraphTestContext::~GraphTestContext() {
+    DestroyDevice();
+    instance_.reset();
+}
+
+void GraphTestContext::DestroyDevice() {
     if (ok()) {
         vkDeviceWaitIdle(device());
         for (VkPipeline pipeline : pipelines_) vkDestroyPipeline(device(), pipeline, nullptr);
@@ -82,8 +97,13 @@ GraphTestContext::~GraphTestContext() {
         for (VkDescriptorSetLayout set_layout : set_layouts_) vkDestroyDescriptorSetLayout(device(), set_layout, nullptr);
         if (command_pool_ != VK_NULL_HANDLE) vkDestroyCommandPool(device(), command_pool_, nullptr);
     }
+    pipelines_.clear();
+    modules_.clear();
+    pipeline_layouts_.clear();
+    descriptor_pools_.clear();
+    set_layouts_.clear();
+    command_pool_ = VK_NULL_HANDLE;
     device_.reset();
-    instance_.reset();
 }
 
 uint32_t GraphTestContext::FindMemoryType(uint32_t type_bits, VkMemoryPropertyFlags flags) const {

@@ -36,7 +36,7 @@ struct NodeStage {
 };
 
 struct GraphTestOptions {
-    bool with_validation = true;            // VK_LAYER_KHRONOS_validation below the layer; every message fails the test
+    bool with_validation = true;            // VK_LAYER_KHRONOS_validation (with sync validation) below the layer; any message fails
     std::vector<const char*> layers_below;  // layers between execgraph and validation (e.g. the test capture layer)
     bool debug_utils = true;                // enable VK_EXT_debug_utils (and the message log's messenger) on the instance
 };
@@ -50,7 +50,8 @@ struct GraphOptions {
 
 class GraphTestContext {
   public:
-    // with_validation: VK_LAYER_KHRONOS_validation below the layer; every message fails the test in TearDown.
+    // with_validation: VK_LAYER_KHRONOS_validation below the layer, with synchronization validation; every message fails
+    // the test in TearDown.
     explicit GraphTestContext(bool with_validation = true) : GraphTestContext(GraphTestOptions{with_validation}) {}
     explicit GraphTestContext(const GraphTestOptions& options);
     ~GraphTestContext();
@@ -60,6 +61,8 @@ class GraphTestContext {
     VkPhysicalDevice physical_device() const { return instance_->PhysicalDevice(); }
     VkQueue queue() const { return queue_; }
     uint32_t queue_family() const { return device_->queue_family(); }
+    // Destroys what the context made and the device, keeping the instance and the message log (teardown tests).
+    void DestroyDevice();
     MessageLog& log() { return log_; }
 
     // Host-visible, coherent and mapped by default. Benchmarks ask for DEVICE_LOCAL `memory` instead; the buffer is

@@ -91,8 +91,14 @@ TEST(ReaderPerformance, TenThousandInstructionsParseQuickly) {
         ASSERT_TRUE(module.ok()) << module.error().ToString();
     }
     const auto per_parse = (std::chrono::steady_clock::now() - start) / kRuns;
-    // Generous bound so sanitizer/debug builds pass; release builds take well under a millisecond.
-    EXPECT_LT(std::chrono::duration_cast<std::chrono::milliseconds>(per_parse).count(), 50);
+    // Generous bound so debug builds pass; release builds take well under a millisecond. Sanitizers slow parsing several
+    // times over, and TSan on a loaded CI machine went past 50 ms, so they get a looser bound.
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+    constexpr long long kBudgetMs = 500;
+#else
+    constexpr long long kBudgetMs = 50;
+#endif
+    EXPECT_LT(std::chrono::duration_cast<std::chrono::milliseconds>(per_parse).count(), kBudgetMs);
     std::printf("10k-instruction parse: %lld us\n",
                 static_cast<long long>(std::chrono::duration_cast<std::chrono::microseconds>(per_parse).count()));
 }
