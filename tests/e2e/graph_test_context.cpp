@@ -43,8 +43,10 @@ GraphTestContext::GraphTestContext(const GraphTestOptions& test_options) {
     validation_features.pEnabledValidationFeatures = enables;
     if (test_options.with_validation) {
         options.layers.push_back(kValidationLayerName);
-        options.extensions.push_back(VK_EXT_VALIDATION_FEATURES_EXTENSION_NAME);
-        options.extra_pnext = &validation_features;
+        if (test_options.synchronization_validation) {
+            options.extensions.push_back(VK_EXT_VALIDATION_FEATURES_EXTENSION_NAME);
+            options.extra_pnext = &validation_features;
+        }
     }
     instance_ = std::make_unique<TestInstance>(options, &log_);
     if (instance_->result() != VK_SUCCESS) return;

@@ -36,7 +36,8 @@ struct NodeStage {
 };
 
 struct GraphTestOptions {
-    bool with_validation = true;            // VK_LAYER_KHRONOS_validation (with sync validation) below the layer; any message fails
+    bool with_validation = true;            // VK_LAYER_KHRONOS_validation below the layer; every message fails the test
+    bool synchronization_validation = true;  // with_validation: also check every barrier (VK_EXT_validation_features)
     std::vector<const char*> layers_below;  // layers between execgraph and validation (e.g. the test capture layer)
     bool debug_utils = true;                // enable VK_EXT_debug_utils (and the message log's messenger) on the instance
 };

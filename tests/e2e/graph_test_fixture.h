@@ -54,6 +54,9 @@ class SpecializationStore {
 
 class GraphTest : public ::testing::Test {
   protected:
+    GraphTest() = default;
+    explicit GraphTest(const GraphTestOptions& options) : context_(options) {}
+
     void SetUp() override { ASSERT_TRUE(context_.ok()); }
     void TearDown() override {
         for (auto& buffer : buffers_) context_.Destroy(*buffer);

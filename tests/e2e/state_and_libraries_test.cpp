@@ -275,7 +275,15 @@ TEST_F(StateAndLibraries, GraphsCreatedThroughAPipelineCache) {
     vkDestroyPipelineCache(context_.device(), cache, nullptr);
 }
 
-TEST_F(StateAndLibraries, GraphNameNamesItsNodePipelines) {
+// Bookworm's validation layer (1.3.239) crashes in synchronization validation on a dispatch whose descriptor set is not
+// bound, which is exactly the misuse the next test records to make the validation layer name a node pipeline. That test
+// therefore runs with core validation only.
+class GraphNames : public GraphTest {
+  protected:
+    GraphNames() : GraphTest(GraphTestOptions{.synchronization_validation = false}) {}
+};
+
+TEST_F(GraphNames, GraphNameNamesItsNodePipelines) {
     // Naming a graph names its lowered node pipelines "<name>/<node>[<index>]" in the layers below (docs/settings.md).
     // The names become visible where the validation layer reports on a node pipeline: here a dispatch with the graph's
     // descriptor set left unbound, recorded and never submitted, which the validation layer reports for the two nodes
