@@ -943,11 +943,6 @@ Options ParseOptions(int argc, char** argv) {
 int main(int argc, char** argv) {
     using namespace execgraph::bench;
     setenv("NODEVICE_SELECT", "1", 0);
-    // The benchmark's instance enables VK_EXT_debug_utils (its messenger proves the layer reported nothing), which turns
-    // on the layer's per-level and per-node debug labels. NVIDIA's driver spends GPU time on every label region (about
-    // 6 µs per label region on an H100, docs/performance.md), which a shipping build without debug tooling does not
-    // pay, so they are off unless the environment asks for them.
-    setenv("VK_EXECGRAPH_SHADER_ENQUEUE_DEBUG_LABELS", "false", 0);
     const Options options = ParseOptions(argc, argv);
     BenchDevice device;
     if (!device.ok()) return 1;
