@@ -1,6 +1,7 @@
 // End-to-end execution graphs on lavapipe through the layer, with the validation layer below it. Every test reads the
 // result buffers back and compares them with a CPU reference; any validation or layer message fails the test.
 #include <gtest/gtest.h>
+#include <stdlib.h>  // setenv, unsetenv
 
 #include <cstring>
 #include <numeric>
@@ -43,6 +44,43 @@ TEST_F(GraphDispatch, HelloWorkGraphsFromHostPayloads) {
     EXPECT_EQ(set_name(context_.device(), &name), VK_SUCCESS);
     TestBuffer& scratch = PrepareScratch(graph);
 
+    HelloEntryRecord records[4];
+    for (uint32_t i = 0; i < 4; ++i) records[i] = {i + 1, i};
+    VkDispatchGraphInfoAMDX info{context_.NodeIndex(graph, "firstNode", 0), 4, {}, sizeof(HelloEntryRecord)};
+    info.payloads.hostAddress = records;
+    VkDispatchGraphCountInfoAMDX count_info{1, {}, sizeof(info)};
+    count_info.infos.hostAddress = &info;
+    context_.Submit([&](VkCommandBuffer cmd) {
+        vkCmdBindPipeline(cmd, VK_PIPELINE_BIND_POINT_EXECUTION_GRAPH_AMDX, graph);
+        VkDescriptorSet set = context_.descriptor_set();
+        vkCmdBindDescriptorSets(cmd, VK_PIPELINE_BIND_POINT_EXECUTION_GRAPH_AMDX, layout, 0, 1, &set, 0, nullptr);
+        context_.vkCmdDispatchGraphAMDX(cmd, scratch.address, scratch.size, &count_info);
+    });
+    for (uint32_t i = 0; i < 8; ++i) EXPECT_EQ(uav.As<uint32_t>()[i], kHelloExpected[i]) << "UAV[" << i << "]";
+}
+
+// The settings validate_lowered_shaders and optimize_lowered_shaders (docs/settings.md) route every lowered node through
+// the SPIRV-Tools validator and its performance passes at pipeline creation. Settings are read at vkCreateInstance, so
+// the environment is set before the fixture's context is built (base classes initialise left to right).
+struct OptimizeLoweredShadersEnvironment {
+    OptimizeLoweredShadersEnvironment() {
+        setenv("VK_EXECGRAPH_SHADER_ENQUEUE_OPTIMIZE_LOWERED_SHADERS", "true", 1);
+        setenv("VK_EXECGRAPH_SHADER_ENQUEUE_VALIDATE_LOWERED_SHADERS", "true", 1);
+    }
+    ~OptimizeLoweredShadersEnvironment() {
+        unsetenv("VK_EXECGRAPH_SHADER_ENQUEUE_OPTIMIZE_LOWERED_SHADERS");
+        unsetenv("VK_EXECGRAPH_SHADER_ENQUEUE_VALIDATE_LOWERED_SHADERS");
+    }
+};
+class OptimizedGraphDispatch : private OptimizeLoweredShadersEnvironment, public GraphTest {};
+
+TEST_F(OptimizedGraphDispatch, OptimizedAndValidatedNodesGiveTheSameResults) {
+    TestBuffer& uav = Own(context_.CreateBuffer(8 * sizeof(uint32_t), VK_BUFFER_USAGE_STORAGE_BUFFER_BIT));
+    VkPipelineLayout layout = context_.CreateStorageBufferLayout({&uav});
+    VkResult result = VK_SUCCESS;
+    VkPipeline graph = context_.CreateGraph(HelloGraphStages(), layout, &result);
+    ASSERT_EQ(result, VK_SUCCESS) << context_.log().Problems();
+    TestBuffer& scratch = PrepareScratch(graph);
     HelloEntryRecord records[4];
     for (uint32_t i = 0; i < 4; ++i) records[i] = {i + 1, i};
     VkDispatchGraphInfoAMDX info{context_.NodeIndex(graph, "firstNode", 0), 4, {}, sizeof(HelloEntryRecord)};
