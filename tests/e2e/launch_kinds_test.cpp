@@ -222,5 +222,24 @@ TEST_F(LaunchKinds, StaticBroadcastFeedsCoalescing) {
     ExpectUav(uav, expected);
 }
 
+TEST_F(LaunchKinds, DivergentInvocationsAllocateToOneThreadNode) {
+    // Issue 7: allocations are aggregated per subgroup. Two input records x 7 workgroups x 36 invocations (partial
+    // subgroups at any subgroup size up to 32); a fifth of the invocations never reach the allocation, another fifth
+    // allocates zero records, the rest one record each for the thread node "Sink" (UAV[idx] = v).
+    const std::vector<uint32_t> bases = {0, 256};
+    constexpr uint32_t kInvocationsPerRecord = 7 * 36;
+    std::vector<uint32_t> expected(512, 0);
+    for (uint32_t base : bases) {
+        for (uint32_t dtid = 0; dtid < kInvocationsPerRecord; ++dtid) {
+            if (dtid % 5 != 2 && dtid % 5 != 4) expected[base + dtid] = (base + dtid) * 3 + 1;
+        }
+    }
+    ASSERT_EQ(NonZero(expected), 2u * 152u);
+    TestBuffer& uav = Uav(512);
+    RunGraph({{ReadModule("divergent_allocate"), "main", "Entry"}, {ReadCorpus("thread_node"), "main", "Sink"}}, uav,
+             {{"Entry", 0, static_cast<uint32_t>(bases.size()), bases.data(), sizeof(uint32_t)}});
+    ExpectUav(uav, expected);
+}
+
 }  // namespace
 }  // namespace execgraph::test

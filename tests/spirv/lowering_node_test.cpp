@@ -300,6 +300,46 @@ TEST(LoweringFeatures, AllocationsAppendRecordsWithAtomicsAndEnqueueVanishes) {
     EXPECT_TRUE(Contains(lowered.text, "Aligned 4"));
 }
 
+// Issue 7: the per-half counters are bumped once per subgroup. The allocate function elects one lane, which adds the
+// subgroup's reduced total to the heap top and to the record count; the lanes' ranges come from exclusive scans.
+TEST(LoweringFeatures, AllocationAggregatesTheHalfCountersPerSubgroup) {
+    const Lowered lowered = LowerCorpus("output_single_late_constants.spvasm");
+    EXPECT_TRUE(Contains(lowered.text, "OpCapability GroupNonUniformArithmetic")) << lowered.text;
+    EXPECT_EQ(CountOf(lowered.text, "OpGroupNonUniformElect"), 1u) << lowered.text;  // one output: one allocate function
+    EXPECT_EQ(CountOf(lowered.text, " ExclusiveScan "), 2u) << lowered.text;
+    EXPECT_EQ(CountOf(lowered.text, "OpGroupNonUniformUMax"), 1u) << lowered.text;
+    EXPECT_EQ(CountOf(lowered.text, "OpGroupNonUniformAllEqual"), 1u) << lowered.text;
+    std::uint32_t elect = 0;
+    std::unordered_map<std::uint32_t, std::uint32_t> reduced;  // OpGroupNonUniformIAdd Reduce result -> its operand
+    std::unordered_map<std::uint32_t, std::uint32_t> guarded_by;  // block label -> condition of the branch into it
+    for (const Function& function : lowered.module.functions()) {
+        for (const BasicBlock& block : function.blocks) {
+            for (const Instruction& inst : block.instructions) {
+                if (inst.opcode() == Op::OpGroupNonUniformElect) elect = inst.result_id();
+                const bool is_iadd = inst.opcode() == Op::OpGroupNonUniformIAdd;
+                if (is_iadd && inst.Word(1) == static_cast<std::uint32_t>(GroupOperation::Reduce)) {
+                    reduced[inst.result_id()] = inst.Word(2);
+                }
+                if (inst.opcode() == Op::OpBranchConditional) guarded_by[inst.Word(1)] = inst.Word(0);
+            }
+        }
+    }
+    ASSERT_NE(elect, 0u);
+    // Exactly two atomics add a subgroup total (heap top, then record count), each only on the elected lane; no other
+    // atomic add sits under the election except the target's record count, whose value is a select of a total.
+    std::size_t aggregated = 0;
+    for (const Function& function : lowered.module.functions()) {
+        for (const BasicBlock& block : function.blocks) {
+            for (const Instruction& inst : block.instructions) {
+                if (inst.opcode() != Op::OpAtomicIAdd || reduced.count(inst.Word(3)) == 0) continue;
+                ++aggregated;
+                EXPECT_EQ(guarded_by[block.label_id()], elect) << "atomic add of a subgroup total outside the elected lane";
+            }
+        }
+    }
+    EXPECT_EQ(aggregated, 2u) << lowered.text;
+}
+
 TEST(LoweringFeatures, RecursionAndShaderIndexBuiltinsBecomePrivate) {
     for (const char* name : {"recursion_remaining_levels.spvasm", "shader_index_builtin.spvasm", "vkd3d_basic_recursion_recursive.spvasm"}) {
         SCOPED_TRACE(name);

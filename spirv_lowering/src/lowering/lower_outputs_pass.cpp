@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 // Output payloads (docs/design.md, "Lowered node semantics"):
 //   * OpAllocateNodePayloadsAMDX calls a per-output helper that looks the target node up in the output table, bumps the
-//     output half's heap and record list with atomics, bounds-checks both against the capacities, appends the record
+//     output half's heap and record list with atomics (one per subgroup for the per-half counters, and for the target's
+//     record count when the subgroup's lanes all name one node), bounds-checks both against the capacities, appends the record
 //     entries (allocation = enqueue: the spec counts allocations as enqueued when the invocation / workgroup ends, and
 //     DXC never enqueues empty outputs), counts the target's records, and on overflow or an invalid node flags the
 //     status, counts the drop and returns the trash region. Workgroup visibility: invocation 0 allocates and shares the
@@ -92,21 +93,36 @@ class OutputHelpers {
                                                                                e.U32(ctx_.info.max_recursion.value_or(0))))));
             const std::uint32_t valid = e.LogicalAnd(looked_up.first, e.LogicalNot(past_recursion));
             const std::uint32_t half = e.LoadU32Var(ctx_.var_output_half);
+            // Same-address atomics serialise in the L2, so the per-half counters (heap top, record count, high water) are
+            // bumped once per subgroup: the elected (lowest active) invocation adds the subgroup's total and every
+            // invocation takes its range at the exclusive prefix of the lanes below it. Heap ranges and record slots
+            // come from the same lane order. All subgroup operations run at this function's top level, so they see
+            // exactly the invocations that called it (the caller may be in divergent control flow); per-lane
+            // conditions only mask the values.
+            const std::uint32_t elected = e.SubgroupElect();
+            auto aggregated_add = [&](std::uint32_t offset, std::uint32_t value) {
+                const std::uint32_t total = e.SubgroupReduceAdd(value);
+                const std::uint32_t prefix = e.SubgroupExclusiveAdd(value);
+                const std::uint32_t old =
+                    b.IfValue(elected, ctx_.u32, e.U32(0), [&]() { return e.AtomicScratch(Op::OpAtomicIAdd, offset, total); });
+                return e.Add(e.SubgroupBroadcastFirst(old), prefix);
+            };
             std::uint32_t heap_old = e.U32(0);
             std::uint32_t heap_ok = valid;
             if (stride != 0) {
                 // Whole 16-byte units keep heap_top 16-aligned, so every record is aligned to its own alignment.
                 const std::uint32_t bytes =
                     e.And(e.Add(e.Mul(count, e.U32(stride)), e.U32(offsets::kHeapAlignment - 1)), e.U32(~(offsets::kHeapAlignment - 1)));
-                heap_old = e.AtomicScratch(Op::OpAtomicIAdd, e.Add(half, e.U32(offsets::kHalfHeapTop)), e.SelectU32(valid, bytes, e.U32(0)));
+                heap_old = aggregated_add(e.Add(half, e.U32(offsets::kHalfHeapTop)), e.SelectU32(valid, bytes, e.U32(0)));
                 const std::uint32_t capacity = e.LoadScratchU32(e.U32(offsets::kHeaderHeapCapacity));
                 const std::uint32_t fits = e.LogicalAnd(e.LessEqual(heap_old, capacity), e.LessEqual(bytes, e.Sub(capacity, heap_old)));
                 heap_ok = e.LogicalAnd(valid, fits);
-                e.AtomicScratch(Op::OpAtomicUMax, e.U32(offsets::kHeaderHeapHighWater),
-                                e.SelectU32(heap_ok, e.Add(heap_old, bytes), e.U32(0)));
+                const std::uint32_t high_water = e.SubgroupReduceUMax(e.SelectU32(heap_ok, e.Add(heap_old, bytes), e.U32(0)));
+                b.If(e.LogicalAnd(elected, e.NotEqual(high_water, e.U32(0))),
+                     [&]() { e.AtomicScratch(Op::OpAtomicUMax, e.U32(offsets::kHeaderHeapHighWater), high_water); });
             }
             const std::uint32_t record_old =
-                e.AtomicScratch(Op::OpAtomicIAdd, e.Add(half, e.U32(offsets::kHalfRecordCount)), e.SelectU32(heap_ok, count, e.U32(0)));
+                aggregated_add(e.Add(half, e.U32(offsets::kHalfRecordCount)), e.SelectU32(heap_ok, count, e.U32(0)));
             const std::uint32_t record_capacity = e.LoadScratchU32(e.U32(offsets::kHeaderRecordCapacity));
             const std::uint32_t room = e.SelectU32(e.Less(record_old, record_capacity), e.Sub(record_capacity, record_old), e.U32(0));
             const std::uint32_t delivered = e.SelectU32(heap_ok, e.Min(count, room), e.U32(0));
@@ -116,13 +132,19 @@ class OutputHelpers {
                                  e.U32(runtime::kStatusInvalidNodeIndex)),
                      e.SelectU32(e.LogicalAnd(valid, e.LogicalNot(heap_ok)), e.U32(runtime::kStatusHeapOverflow), e.U32(0))),
                 e.SelectU32(e.LogicalAnd(heap_ok, e.Less(delivered, count)), e.U32(runtime::kStatusRecordListOverflow), e.U32(0)));
+            // The target's record count: one atomic per subgroup when every calling lane names the same node (the
+            // common case), else one per lane. Both subgroup operations run unconditionally; only the atomic is masked.
+            const std::uint32_t same_target = e.SubgroupAllEqual(target);
+            const std::uint32_t subgroup_delivered = e.SubgroupReduceAdd(delivered);
+            const std::uint32_t target_add = e.SelectU32(same_target, subgroup_delivered, delivered);
+            const std::uint32_t adds = e.Select(ctx_.bool_type, same_target, elected, e.Bool(true));
             // Records lost for a real node are charged to it; an index that names no node is this node's fault.
             const std::uint32_t charged = e.SelectU32(looked_up.first, target, e.U32(ctx_.options.graph_node_index));
             b.If(e.NotEqual(dropped, e.U32(0)), [&]() { ReportDrop(e, charged, flags, dropped); });
-            b.If(e.NotEqual(delivered, e.U32(0)), [&]() {
+            b.If(e.LogicalAnd(adds, e.NotEqual(target_add, e.U32(0))), [&]() {
                 const std::uint32_t state =
                     e.Add(half, e.Add(e.U32(offsets::kHalfNodes + offsets::kNodeStateRecordCount), e.Mul(target, e.U32(offsets::kNodeStateSize))));
-                e.AtomicScratch(Op::OpAtomicIAdd, state, delivered);
+                e.AtomicScratch(Op::OpAtomicIAdd, state, target_add);
             });
             // Self-enqueues carry the depth one further (RemainingRecursionLevels = max_recursion - depth).
             const std::uint32_t depth = e.SelectU32(e.Equal(target, e.U32(ctx_.options.graph_node_index)),

@@ -78,6 +78,14 @@ std::uint32_t Emitter::AtomicScratch(Op op, std::uint32_t offset, std::uint32_t 
     return result;
 }
 
+std::uint32_t Emitter::SubgroupArithmetic(Op op, GroupOperation operation, std::uint32_t value) {
+    Instruction inst(op, ctx_.u32, module_.TakeNextId());
+    inst.AddWord(U32(kScopeSubgroup), OperandKind::IdScope).AddEnum(OperandKind::GroupOperation, operation).AddId(value);
+    const std::uint32_t result = inst.result_id();
+    out_->push_back(std::move(inst));
+    return result;
+}
+
 void Emitter::WorkgroupBarrier() {
     Instruction inst(Op::OpControlBarrier);
     inst.AddWord(U32(kScopeWorkgroup), OperandKind::IdScope)

@@ -64,6 +64,7 @@ inline constexpr std::uint32_t kHeapAlignment = 16;
 // Memory-semantics and scope values (SPIR-V spec §3.25, §3.27).
 inline constexpr std::uint32_t kScopeDevice = 1;
 inline constexpr std::uint32_t kScopeWorkgroup = 2;
+inline constexpr std::uint32_t kScopeSubgroup = 3;
 inline constexpr std::uint32_t kSemanticsAcquireRelease = 0x8;
 inline constexpr std::uint32_t kSemanticsUniformMemory = 0x40;
 inline constexpr std::uint32_t kSemanticsWorkgroupMemory = 0x100;
@@ -175,6 +176,26 @@ class Emitter {
     // Device-scope relaxed atomics: ordering between producer and consumer levels comes from the scheduler's barriers.
     std::uint32_t AtomicScratch(Op op, std::uint32_t offset, std::uint32_t value);
 
+    // Subgroup operations over the invocations that execute them (GroupNonUniform*, Subgroup scope). Callers emit them
+    // where every invocation that reached the enclosing call executes them, never under a per-invocation condition.
+    std::uint32_t SubgroupReduceAdd(std::uint32_t value) {
+        return SubgroupArithmetic(Op::OpGroupNonUniformIAdd, GroupOperation::Reduce, value);
+    }
+    std::uint32_t SubgroupExclusiveAdd(std::uint32_t value) {
+        return SubgroupArithmetic(Op::OpGroupNonUniformIAdd, GroupOperation::ExclusiveScan, value);
+    }
+    std::uint32_t SubgroupReduceUMax(std::uint32_t value) {
+        return SubgroupArithmetic(Op::OpGroupNonUniformUMax, GroupOperation::Reduce, value);
+    }
+    // True only on the lowest-id active invocation: the one whose value SubgroupBroadcastFirst returns.
+    std::uint32_t SubgroupElect() { return Emit(Op::OpGroupNonUniformElect, ctx_.bool_type, {U32(kScopeSubgroup)}); }
+    std::uint32_t SubgroupBroadcastFirst(std::uint32_t value) {
+        return Emit(Op::OpGroupNonUniformBroadcastFirst, ctx_.u32, {U32(kScopeSubgroup), value});
+    }
+    std::uint32_t SubgroupAllEqual(std::uint32_t value) {
+        return Emit(Op::OpGroupNonUniformAllEqual, ctx_.bool_type, {U32(kScopeSubgroup), value});
+    }
+
     // Workgroup-scope execution + memory barrier on workgroup memory (used to share one invocation's result).
     void WorkgroupBarrier();
 
@@ -183,6 +204,9 @@ class Emitter {
     void StoreAligned(std::uint32_t pointer, std::uint32_t value, std::uint32_t alignment);
 
   private:
+    // A uint32 GroupNonUniform arithmetic instruction (IAdd, UMax...) with the given group operation.
+    std::uint32_t SubgroupArithmetic(Op op, GroupOperation operation, std::uint32_t value);
+
     Module& module_;
     LoweringContext& ctx_;
     std::vector<Instruction>* out_;
@@ -239,6 +263,23 @@ class FunctionBuilder {
         emit_.Append(std::move(add));
         emit_.EmitVoid(Op::OpBranch, {header});
         StartBlock(merge);
+    }
+
+    // value = condition ? then_body() : otherwise, as a structured selection with an OpPhi in the merge block;
+    // then_body returns a `type` id defined in the then-branch.
+    template <typename Body>
+    std::uint32_t IfValue(std::uint32_t condition, std::uint32_t type, std::uint32_t otherwise, Body then_body) {
+        const std::uint32_t before_label = current_label();
+        std::uint32_t value = 0, then_end_label = 0;
+        If(condition, [&]() {
+            value = then_body();
+            then_end_label = current_label();
+        });
+        Instruction phi(Op::OpPhi, type, module_.TakeNextId());
+        phi.AddId(value).AddId(then_end_label).AddId(otherwise).AddId(before_label);
+        const std::uint32_t result = phi.result_id();
+        emit_.Append(std::move(phi));
+        return result;
     }
 
     void SelectionMerge(std::uint32_t merge_label);
