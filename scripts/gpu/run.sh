@@ -31,11 +31,32 @@ tests)
     ((failed == 0))
     ;;
 bench)
+    # Each workload runs in its own process: run together in one process, the later workloads were measured up to 3.5x
+    # slower on an H100 (baselines too; docs/performance.md), which is not understood yet. The JSON files are merged.
     out=${2:?bench needs an output folder}
     shift 2
-    # An idle GPU starts at low clocks (345 MHz seen on an H100) and the first workloads would be timed while it ramps
-    # up: a throwaway run of the heaviest workload first.
+    # An idle GPU starts at low clocks (345 MHz seen on an H100): a throwaway run of the heaviest workload first.
     "$here/bin/execgraph_workload_bench" --only thread_launch --runs 5 >/dev/null 2>&1
-    "$here/bin/execgraph_workload_bench" --json "$out/bench.json" "$@"
+    mkdir -p "$out/parts"
+    status=0
+    for workload in overhead_single overhead_chain32 classify_8 classify_64 classify_1024 thread_launch fan_out_tree \
+                    recursion dynamic_broadcast raster; do
+        "$here/bin/execgraph_workload_bench" --only "$workload" --json "$out/parts/$workload.json" "$@" || status=1
+    done
+    python3 - "$out" <<'MERGE'
+import glob, json, os, sys
+out, merged, seen = sys.argv[1], None, set()
+for path in sorted(glob.glob(os.path.join(out, "parts", "*.json")), key=os.path.getmtime):
+    data = json.load(open(path))
+    if merged is None:
+        merged, merged["workloads"] = data, []
+        merged["method"] = "each workload in its own process (scripts/gpu/run.sh)"
+    for workload in data["workloads"]:
+        if workload["name"] not in seen:  # --only matches by prefix: overhead_chain32 also runs overhead_chain32x8
+            seen.add(workload["name"])
+            merged["workloads"].append(workload)
+json.dump(merged, open(os.path.join(out, "bench.json"), "w"), indent=1)
+MERGE
+    exit $status
     ;;
 esac
