@@ -114,7 +114,7 @@ void BM_PlainComputePipelines(benchmark::State& state) {
 }
 
 // The layer's own share of graph creation, without the driver: reading, analysing and lowering one node module, as
-// graph creation does once per node.
+// graph creation does once per distinct lowered module (once for all the compose[i] of the graph creation benchmark).
 void BM_AnalyzeAndLowerOneNode(benchmark::State& state) {
     test::AssembleResult assembled = test::AssembleAmdx(test::ReadCorpus("broadcast_static_grid"));
     for (auto _ : state) {

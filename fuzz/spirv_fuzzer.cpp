@@ -76,7 +76,6 @@ execgraph::spirv::SpecializationMap MakeSpecialization(const Module& module, std
 // keeping the running table index from wrapping.
 execgraph::spirv::LoweringOptions MakeOptions(const Module& module, const execgraph::spirv::NodeInfo& info, std::uint64_t seed) {
     execgraph::spirv::LoweringOptions options;
-    options.graph_node_index = static_cast<std::uint32_t>(seed % 64);
     options.context_offset = 0;
     for (const Instruction& inst : module.section(Section::kTypesValues)) {
         if (inst.opcode() != Op::OpVariable || inst.OperandWordCount() < 1) continue;

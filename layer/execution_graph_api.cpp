@@ -116,8 +116,8 @@ VKAPI_ATTR void VKAPI_CALL DestroyPipeline(VkDevice device, VkPipeline pipeline,
 }
 
 // Graph pipelines, node libraries and AMDX shader modules are layer objects: their handles must not reach the driver.
-// A name given to a graph pipeline is kept and passed on to its lowered node pipelines as "<name>/<node>[<index>]", so
-// debuggers show which node a dispatch belongs to.
+// A name given to a graph pipeline is kept and passed on to its lowered node pipelines as "<name>/<node>[<index>]" (with
+// " and N more nodes" for a pipeline that nodes of an array share), so debuggers show which node a dispatch belongs to.
 VKAPI_ATTR VkResult VKAPI_CALL SetDebugUtilsObjectNameEXT(VkDevice device, const VkDebugUtilsObjectNameInfoEXT* pNameInfo) {
     std::shared_ptr<DeviceState> state = FindDeviceState(GetDispatchKey(device));
     if (!state || state->dispatch.SetDebugUtilsObjectNameEXT == nullptr) return VK_ERROR_EXTENSION_NOT_PRESENT;
@@ -128,14 +128,23 @@ VKAPI_ATTR VkResult VKAPI_CALL SetDebugUtilsObjectNameEXT(VkDevice device, const
     if (pNameInfo->objectType == VK_OBJECT_TYPE_PIPELINE) {
         if (auto graph = state->graph_pipelines.Find(reinterpret_cast<VkPipeline>(pNameInfo->objectHandle))) {
             (*graph)->debug_name = pNameInfo->pObjectName != nullptr ? pNameInfo->pObjectName : "";
-            for (const GraphNode& node : (*graph)->nodes) {
-                const std::string node_name =
-                    (*graph)->debug_name + "/" + node.name + "[" + std::to_string(node.shader_index) + "]";
+            // Nodes lowered from the same source share a pipeline: it is named after the first, with the count of the rest.
+            for (VkPipeline pipeline : (*graph)->lowered_pipelines) {
+                const GraphNode* first = nullptr;
+                size_t users = 0;
+                for (const GraphNode& node : (*graph)->nodes) {
+                    if (node.pipeline != pipeline) continue;
+                    if (first == nullptr) first = &node;
+                    ++users;
+                }
+                if (first == nullptr) continue;
+                std::string node_name = (*graph)->debug_name + "/" + first->name + "[" + std::to_string(first->shader_index) + "]";
+                if (users > 1) node_name += " and " + std::to_string(users - 1) + " more nodes";
                 VkDebugUtilsObjectNameInfoEXT node_info{VK_STRUCTURE_TYPE_DEBUG_UTILS_OBJECT_NAME_INFO_EXT};
                 node_info.objectType = VK_OBJECT_TYPE_PIPELINE;
-                node_info.objectHandle = reinterpret_cast<uint64_t>(node.pipeline);
+                node_info.objectHandle = reinterpret_cast<uint64_t>(pipeline);
                 node_info.pObjectName = node_name.c_str();
-                if (node.pipeline != VK_NULL_HANDLE) state->dispatch.SetDebugUtilsObjectNameEXT(device, &node_info);
+                state->dispatch.SetDebugUtilsObjectNameEXT(device, &node_info);
             }
             return VK_SUCCESS;
         }

@@ -1,7 +1,8 @@
 // Execution graph pipelines: what vkCreateExecutionGraphPipelinesAMDX builds, and node libraries.
 //
 // A graph pipeline is a layer object (its VkPipeline handle is the object's address and never reaches the driver). It
-// owns one real compute pipeline per node, made from the node's lowered SPIR-V with the graph's lowered pipeline layout,
+// owns one real compute pipeline per distinct lowered node (nodes made from the same module, entry point, specialization
+// and output-table shape share one; the node's graph index comes in its push constants), with the graph's lowered layout,
 // plus everything the scheduler needs per dispatch: the static node table, the output tables and the levels.
 #pragma once
 
@@ -41,7 +42,11 @@ struct GraphNode {
     uint32_t shader_index = 0;
     std::vector<uint32_t> output_table_index;   // per info.outputs: first entry in GraphPipeline::output_table
     std::vector<uint32_t> output_table_length;
-    VkPipeline pipeline = VK_NULL_HANDLE;       // the lowered compute pipeline
+    // The node's outputs' tables lie one after the other from here (NodePushContext::output_table_base).
+    uint32_t output_table_base = 0;
+    // The lowered compute pipeline, shared by every node of the graph lowered from the same source with the same
+    // output tables shape (GraphPipeline::lowered_pipelines owns it).
+    VkPipeline pipeline = VK_NULL_HANDLE;
     std::array<uint32_t, 3> lowered_local_size{1, 1, 1};
 };
 
@@ -51,6 +56,7 @@ struct GraphPipeline {
 
     std::vector<GraphNode> nodes;  // graph node index = API node index (vkGetExecutionGraphPipelineNodeIndexAMDX)
     VkPipelineLayout lowered_layout = VK_NULL_HANDLE;
+    std::vector<VkPipeline> lowered_pipelines;  // each distinct lowered pipeline once; nodes[].pipeline point into it
     uint32_t context_offset = 0;  // runtime::NodePushContext's offset in push constants
     uint32_t push_constant_size = 0;
     std::vector<std::vector<uint32_t>> levels;  // graph nodes that can have records at each level

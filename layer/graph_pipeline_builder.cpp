@@ -11,6 +11,7 @@
 #include <optional>
 #include <set>
 #include <sstream>
+#include <unordered_map>
 
 #include "execgraph/spirv/lowering.h"
 #include "execgraph/spirv/reader.h"
@@ -85,7 +86,8 @@ void NameNode(GraphNode& node) {
 
 // Writes a node's original AMDX module, its lowered module and a GLSL rendering of the lowered module to the
 // `dump_shaders_path` folder as graph<N>_<node>_<index>.{amdx.spv,lowered.spv,glsl}, N being the device's graph number
-// (docs/debugging.md). Failures to write or render are warnings, never fatal: dumps are a debugging aid.
+// (docs/debugging.md). Called once per lowered module, for the first node that uses it (nodes of an array share one). Failures to
+// write or render are warnings, never fatal: dumps are a debugging aid.
 void DumpNodeShaders(const DeviceState& device, uint32_t graph_number, const GraphNode& node,
                      const std::vector<uint32_t>& lowered) {
     const std::string& folder = device.instance->settings.dump_shaders_path;
@@ -175,6 +177,28 @@ std::string DescribeLevels(const GraphPipeline& graph) {
     return text;
 }
 
+// Everything a lowered pipeline depends on besides the graph's layout: the AMDX module's words, the entry point, the
+// specialization, and the lowering options (which name no node). Equal keys give identical pipelines.
+std::string LoweredPipelineKey(const NodeSource& source, const spirv::LoweringOptions& options) {
+    std::string key;
+    auto append_words = [&key](const void* data, size_t bytes) {
+        key.append(std::to_string(bytes)).push_back(':');
+        key.append(static_cast<const char*>(data), bytes);
+    };
+    append_words(source.words->data(), source.words->size() * sizeof(uint32_t));
+    append_words(source.entry_point.data(), source.entry_point.size());
+    append_words(source.specialization_entries.data(), source.specialization_entries.size() * sizeof(VkSpecializationMapEntry));
+    append_words(source.specialization_data.data(), source.specialization_data.size());
+    for (const std::vector<uint32_t>* values :
+         {&options.output_table_index, &options.output_table_length, &options.output_record_stride}) {
+        append_words(values->data(), values->size() * sizeof(uint32_t));
+    }
+    const uint32_t scalars[] = {options.context_offset, options.input_record_stride, options.thread_batch_size, options.validate,
+                                options.optimize};
+    append_words(scalars, sizeof(scalars));
+    return key;
+}
+
 uint32_t AlignUp(uint32_t value, uint32_t alignment) { return (value + alignment - 1) / alignment * alignment; }
 
 // Heap bytes per record: records keep their own alignment (8-byte members exist) and never share a 4-byte word.
@@ -201,15 +225,14 @@ void GraphPipeline::BuildDispatchPlan() {
     for (uint32_t n = 0; n < nodes.size(); ++n) {
         dispatch_plan.nodes.push_back({nodes[n].pipeline, lowered_layout, context_offset, nodes[n].info.input_record.size,
                                        static_infos[n].shares_input_with, node_labels ? &(*node_labels)[n] : nullptr,
-                                       !nodes[n].info.outputs.empty()});
+                                       !nodes[n].info.outputs.empty(), nodes[n].output_table_base});
     }
 }
 
 void GraphPipeline::Destroy(DeviceState& device, const VkAllocationCallbacks* allocator) {
-    for (GraphNode& node : nodes) {
-        if (node.pipeline != VK_NULL_HANDLE) device.dispatch.DestroyPipeline(device.device, node.pipeline, allocator);
-        node.pipeline = VK_NULL_HANDLE;
-    }
+    for (VkPipeline pipeline : lowered_pipelines) device.dispatch.DestroyPipeline(device.device, pipeline, allocator);
+    lowered_pipelines.clear();
+    for (GraphNode& node : nodes) node.pipeline = VK_NULL_HANDLE;
     if (lowered_layout != VK_NULL_HANDLE) device.dispatch.DestroyPipelineLayout(device.device, lowered_layout, allocator);
     lowered_layout = VK_NULL_HANDLE;
 }
@@ -341,6 +364,7 @@ GraphBuildResult BuildExecutionGraphPipeline(DeviceState& device, VkPipelineCach
                              ? 0
                              : highest->second - output.base_index + 1;
             }
+            if (node.output_table_index.empty()) node.output_table_base = static_cast<uint32_t>(graph->output_table.size());
             node.output_table_index.push_back(static_cast<uint32_t>(graph->output_table.size()));
             node.output_table_length.push_back(length);
             for (uint32_t i = 0; i < length; ++i) {
@@ -399,6 +423,7 @@ GraphBuildResult BuildExecutionGraphPipeline(DeviceState& device, VkPipelineCach
         if (node.info.launch == spirv::LaunchKind::kCoalescing) info.records_per_workgroup = node.info.input_max_payloads;
         info.max_recursion = node.info.max_recursion.value_or(0);
         info.is_api_entry = node.info.is_api_entry ? 1 : 0;
+        info.shader_index = node.shader_index;  // BuiltIn ShaderIndexAMDX sees the API's index override
         info.shares_input_with = runtime::kInvalidNode;
         if (node.info.shares_input_with_name) {
             auto host = node_by_key.find({*node.info.shares_input_with_name, node.info.shares_input_with_index});
@@ -507,18 +532,34 @@ GraphBuildResult BuildExecutionGraphPipeline(DeviceState& device, VkPipelineCach
     static std::atomic<uint32_t> next_graph_tag{1};
     const uint32_t graph_tag = next_graph_tag.fetch_add(1);
     graph->graph_number = device.next_graph_number.fetch_add(1);
+    // Nothing in a lowered module names its node (NodePushContext carries the graph index and output-table base), so nodes
+    // with equal sources and options share one lowered module and pipeline: each compose[i] of an array is lowered once.
+    std::unordered_map<std::string, const GraphNode*> first_node_by_key;
     for (uint32_t n = 0; n < graph->nodes.size(); ++n) {
         GraphNode& node = graph->nodes[n];
         spirv::LoweringOptions options;
-        options.graph_node_index = n;
-        options.shader_index = node.shader_index;  // BuiltIn ShaderIndexAMDX sees the API's index override
         options.context_offset = graph->context_offset;
-        options.output_table_index = node.output_table_index;
+        for (uint32_t table : node.output_table_index) options.output_table_index.push_back(table - node.output_table_base);
         options.output_table_length = node.output_table_length;
         for (const spirv::NodeOutputInfo& output : node.info.outputs) options.output_record_stride.push_back(RecordStride(output.record));
         options.input_record_stride = graph->static_infos[n].record_stride;
         options.validate = device.instance->settings.validate_lowered_shaders;
         options.optimize = device.instance->settings.optimize_lowered_shaders;
+        for (const spirv::NodeOutputInfo& output : node.info.outputs) {
+            // A dropped allocation gets the trash region, whichever invocation or workgroup made it, and writes at most
+            // OutputRecordLimit records there (the lowering clamps counts and record indices to it).
+            graph->trash_size =
+                std::max(graph->trash_size, spirv::OutputRecordLimit(output) * std::max<uint32_t>(RecordStride(output.record), 4));
+        }
+        const std::string key = LoweredPipelineKey(node.source, options);
+        if (auto shared = first_node_by_key.find(key); shared != first_node_by_key.end()) {
+            const GraphNode& first = *shared->second;
+            node.pipeline = first.pipeline;
+            node.lowered_local_size = first.lowered_local_size;
+            if (node.info.launch == spirv::LaunchKind::kThread)
+                graph->static_infos[n].records_per_workgroup = first.lowered_local_size[0];
+            continue;
+        }
         auto lowered = spirv::LowerNode(modules[n], node.info, options);
         if (!lowered.ok()) {
             graph->Destroy(device, allocator);
@@ -527,12 +568,6 @@ GraphBuildResult BuildExecutionGraphPipeline(DeviceState& device, VkPipelineCach
         node.lowered_local_size = lowered->local_size;
         DumpNodeShaders(device, graph->graph_number, node, lowered->words);
         if (node.info.launch == spirv::LaunchKind::kThread) graph->static_infos[n].records_per_workgroup = lowered->local_size[0];
-        for (const spirv::NodeOutputInfo& output : node.info.outputs) {
-            // A dropped allocation gets the trash region, whichever invocation or workgroup made it, and writes at most
-            // OutputRecordLimit records there (the lowering clamps counts and record indices to it).
-            graph->trash_size =
-                std::max(graph->trash_size, spirv::OutputRecordLimit(output) * std::max<uint32_t>(RecordStride(output.record), 4));
-        }
 
         VkShaderModuleCreateInfo module_create{VK_STRUCTURE_TYPE_SHADER_MODULE_CREATE_INFO};
         module_create.codeSize = lowered->words.size() * sizeof(uint32_t);
@@ -556,9 +591,12 @@ GraphBuildResult BuildExecutionGraphPipeline(DeviceState& device, VkPipelineCach
         result = device.dispatch.CreateComputePipelines(device.device, cache, 1, &pipeline_create, allocator, &node.pipeline);
         device.dispatch.DestroyShaderModule(device.device, module, allocator);
         if (result != VK_SUCCESS) {
+            node.pipeline = VK_NULL_HANDLE;
             graph->Destroy(device, allocator);
             return Failure(result, "creating the compute pipeline of node " + NodeLabel(node.name, node.shader_index) + " failed");
         }
+        graph->lowered_pipelines.push_back(node.pipeline);
+        first_node_by_key.emplace(key, &node);
     }
 
     // 8. Scratch sizes (scratch_plan.h documents what each guarantees).
@@ -571,6 +609,10 @@ GraphBuildResult BuildExecutionGraphPipeline(DeviceState& device, VkPipelineCach
     // Which nodes each level dispatches, for people reading a verbose log (and for tests of the reachability analysis).
     device.messages().Emit(MessageSeverity::kVerbose, message_id::kGraphLevels,
                            "execution graph " + std::to_string(graph_tag) + " dispatches " + DescribeLevels(*graph));
+    // How many nodes share each lowered pipeline (for people chasing creation or bind costs, and for tests of the sharing).
+    device.messages().Emit(MessageSeverity::kVerbose, message_id::kGraphPipelines,
+                           "execution graph " + std::to_string(graph_tag) + " runs its " + std::to_string(graph->nodes.size()) +
+                               " nodes with " + std::to_string(graph->lowered_pipelines.size()) + " lowered pipelines");
     auto labels = std::make_shared<std::vector<std::string>>();
     for (const GraphNode& node : graph->nodes) labels->push_back(node.name + "[" + std::to_string(node.shader_index) + "]");
     graph->node_labels = std::move(labels);

@@ -32,6 +32,7 @@ inline constexpr char kPipelineCreation[] = "EXECGRAPH-PIPELINE-CREATION";
 inline constexpr char kDispatch[] = "EXECGRAPH-DISPATCH";
 inline constexpr char kDroppedWork[] = "EXECGRAPH-DROPPED-WORK";
 inline constexpr char kGraphLevels[] = "EXECGRAPH-GRAPH-LEVELS";  // verbose: the nodes each level dispatches
+inline constexpr char kGraphPipelines[] = "EXECGRAPH-GRAPH-PIPELINES";  // verbose: how many lowered pipelines the nodes share
 inline constexpr char kStatistics[] = "EXECGRAPH-STATISTICS";
 }  // namespace message_id
 

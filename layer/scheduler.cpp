@@ -420,23 +420,29 @@ RecordResult SchedulerRecorder::RecordDispatch(VkCommandBuffer cmd, const Scratc
                 VK_PIPELINE_STAGE_2_COMPUTE_SHADER_BIT | VK_PIPELINE_STAGE_2_DRAW_INDIRECT_BIT,
                 kShaderReadWrite | VK_ACCESS_2_INDIRECT_COMMAND_READ_BIT);
         // Nodes of one level are not ordered with each other (facts §12.3), so no barriers between them.
-        // Push constants survive pipeline binds between layouts with identical push-constant ranges, so they are pushed
-        // for the first node of the level (the level pass disturbed them) and again only where the layout changes: in
-        // the layer every node has the graph's lowered layout, so once per level.
-        const NodePushContext context{scratch.address, 0, 0};
+        // Push constants survive pipeline binds between layouts with identical push-constant ranges, so the application's
+        // state is bound for the first node of the level (the level pass disturbed it) and again only where the layout
+        // changes: in the layer every node has the graph's lowered layout, so once per level. Each node's own
+        // NodePushContext (its graph index and output-table base) is pushed per node; the pipeline is bound only where it
+        // changes, as the nodes of an array share one.
         VkPipelineLayout pushed_layout = VK_NULL_HANDLE;
         uint32_t pushed_context_offset = 0;
+        VkPipeline bound_pipeline = VK_NULL_HANDLE;
         for (uint32_t node : plan.levels[level]) {
             const NodeDispatchPlan& node_plan = plan.nodes[node];
             if (labels && node_plan.label != nullptr) BeginLabel(cmd, *node_plan.label);
-            dispatch_->CmdBindPipeline(cmd, VK_PIPELINE_BIND_POINT_COMPUTE, node_plan.pipeline);
+            if (node_plan.pipeline != bound_pipeline) {
+                dispatch_->CmdBindPipeline(cmd, VK_PIPELINE_BIND_POINT_COMPUTE, node_plan.pipeline);
+                bound_pipeline = node_plan.pipeline;
+            }
             if (node_plan.layout != pushed_layout || node_plan.context_offset != pushed_context_offset) {
                 if (options.bind_node_state) options.bind_node_state(cmd, node);
-                dispatch_->CmdPushConstants(cmd, node_plan.layout, VK_SHADER_STAGE_COMPUTE_BIT, node_plan.context_offset,
-                                            sizeof(context), &context);
                 pushed_layout = node_plan.layout;
                 pushed_context_offset = node_plan.context_offset;
             }
+            const NodePushContext context{scratch.address, node, node_plan.output_table_base};
+            dispatch_->CmdPushConstants(cmd, node_plan.layout, VK_SHADER_STAGE_COMPUTE_BIT, node_plan.context_offset,
+                                        sizeof(context), &context);
             dispatch_->CmdDispatchIndirect(cmd, scratch.buffer, scratch.offset + layout->DispatchArgsOffset(input_half, node));
             if (labels) dispatch_->CmdEndDebugUtilsLabelEXT(cmd);
         }

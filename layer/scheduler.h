@@ -57,6 +57,7 @@ struct NodeDispatchPlan {
     uint32_t shares_input_with = runtime::kInvalidNode;  // as NodeStaticInfo::shares_input_with
     const std::string* label = nullptr;  // its label with DispatchOptions::debug_labels, e.g. "shade[2]"; outlives recording
     bool has_outputs = true;             // false: the node declares no output, so it never enqueues a record
+    uint32_t output_table_base = 0;      // NodePushContext::output_table_base: the node's first output-table entry
 };
 
 // Limits of the fused level pass (meta_shaders/level.comp keeps each graph node's directory range in shared memory and

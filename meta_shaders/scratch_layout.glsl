@@ -73,6 +73,7 @@ const uint kNodeStaticInfoRecordsPerWorkgroupOffset = 32u;
 const uint kNodeStaticInfoMaxRecursionOffset = 36u;
 const uint kNodeStaticInfoSharesInputWithOffset = 40u;
 const uint kNodeStaticInfoIsApiEntryOffset = 44u;
+const uint kNodeStaticInfoShaderIndexOffset = 48u;
 const uint kHalfHeaderSize = 16u;
 const uint kHalfHeaderHeapTopOffset = 0u;
 const uint kHalfHeaderRecordCountOffset = 4u;
@@ -141,7 +142,8 @@ struct NodeStaticInfo {
     uint max_recursion;
     uint shares_input_with;
     uint is_api_entry;
-    uint reserved[4];
+    uint shader_index;
+    uint reserved[3];
 };
 
 layout(buffer_reference, std430, buffer_reference_align = 8) buffer NodeTable {

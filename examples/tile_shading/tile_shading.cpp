@@ -611,7 +611,9 @@ void TileShadingExample::CreateExecutionGraph() {
     std::printf("execution graph created: classify -> shade[0..%u]\n", kMaterialCount - 1);
 
     // Optional: a name for debuggers. The execgraph layer puts it in the label of every dispatch of this graph
-    // (vkCmdDispatchGraphAMDX "tile_shading" (graph 1)) and names the per-node pipelines tile_shading/shade[2] etc.
+    // (vkCmdDispatchGraphAMDX "tile_shading" (graph 1)) and names the lowered pipelines after their nodes,
+    // tile_shading/shade[2] etc. (nodes made from one module with one specialization share a pipeline, named after the
+    // first with " and N more nodes"; the shade[i] here differ in their specialization, so each has its own).
     if (debug_utils_) {
         auto set_name =
             reinterpret_cast<PFN_vkSetDebugUtilsObjectNameEXT>(vkGetDeviceProcAddr(device_, "vkSetDebugUtilsObjectNameEXT"));

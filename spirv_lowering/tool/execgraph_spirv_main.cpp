@@ -170,14 +170,14 @@ int Summary(const char* path, const char* entry) {
 // exist).
 constexpr std::uint32_t kUnboundedTableLength = 16;
 
-// Options as the pipeline linker would pick them for node 0 of a graph that is just this node's outputs, one table after
-// the other: the runtime context right after the application's push-constant block (8-aligned), record strides = size
-// rounded up to the record alignment. Only the layout-dependent parts are meaningful outside a real pipeline.
+// Options as the pipeline linker would pick them for a graph that is just this node's outputs, one table after the other
+// (the node's graph index and table base come at dispatch time, in NodePushContext): the runtime context right after the
+// application's push-constant block (8-aligned), record strides = size rounded up to the record alignment. Only the
+// layout-dependent parts are meaningful outside a real pipeline.
 execgraph::spirv::Result<execgraph::spirv::LoweringOptions> PlaceholderOptions(const execgraph::spirv::Module& module,
                                                                                const execgraph::spirv::NodeInfo& info, bool optimize) {
     using execgraph::spirv::Instruction;
     execgraph::spirv::LoweringOptions options;
-    options.graph_node_index = 0;
     for (const Instruction& inst : module.section(execgraph::spirv::Section::kTypesValues)) {
         if (inst.opcode() != execgraph::spirv::Op::OpVariable || inst.OperandWordCount() < 1 ||
             inst.Word(0) != static_cast<std::uint32_t>(execgraph::spirv::StorageClass::PushConstant)) {
@@ -238,10 +238,9 @@ int Lower(const char* path, const char* entry, bool optimize) {
         std::printf("; lowered \"%s\": local size %s, %s, %zu words%s\n", name.c_str(), Triple(lowered->local_size).c_str(),
                     lowered->requires_scalar_block_layout ? "needs scalarBlockLayout" : "std layout", lowered->words.size(),
                     optimize ? ", optimized" : "");
-        std::printf("; placeholders: graph node index %u, context offset %u, input stride %u\n", options->graph_node_index,
-                    options->context_offset, options->input_record_stride);
+        std::printf("; placeholders: context offset %u, input stride %u\n", options->context_offset, options->input_record_stride);
         for (std::size_t i = 0; i < node->outputs.size(); ++i) {
-            std::printf(";   output [%zu] \"%s\": table index %u, length %u, record stride %u\n", i, node->outputs[i].name.c_str(),
+            std::printf(";   output [%zu] \"%s\": table offset %u, length %u, record stride %u\n", i, node->outputs[i].name.c_str(),
                         options->output_table_index[i], options->output_table_length[i], options->output_record_stride[i]);
         }
         const execgraph::spirv::Result<execgraph::spirv::Module> again = execgraph::spirv::ReadModule(lowered->words);

@@ -1,7 +1,7 @@
 // VK_LAYER_EXECGRAPH_test_capture: a pass-through layer for tests, placed below execgraph, that records the debug-utils
-// label commands, compute dispatches and pipeline barriers execgraph sends down, so a test can check what a debugger would see
-// (RenderDoc and Nsight read the same command stream). The test process reads the record through CaptureEvents(), found with dlsym
-// in the already-loaded library (capture_layer.h).
+// label commands, compute pipeline binds, compute dispatches and pipeline barriers execgraph sends down, so a test can check what a
+// debugger would see (RenderDoc and Nsight read the same command stream). The test process reads the record through
+// CaptureEvents(), found with dlsym in the already-loaded library (capture_layer.h).
 #include "capture_layer.h"
 
 #include <vulkan/vk_layer.h>
@@ -27,6 +27,7 @@ struct DeviceFunctions {
     PFN_vkCmdBeginDebugUtilsLabelEXT begin_label = nullptr;
     PFN_vkCmdEndDebugUtilsLabelEXT end_label = nullptr;
     PFN_vkCmdInsertDebugUtilsLabelEXT insert_label = nullptr;
+    PFN_vkCmdBindPipeline bind_pipeline = nullptr;
     PFN_vkCmdDispatch dispatch = nullptr;
     PFN_vkCmdDispatchIndirect dispatch_indirect = nullptr;
     PFN_vkCmdPipelineBarrier pipeline_barrier = nullptr;
@@ -92,6 +93,7 @@ VKAPI_ATTR VkResult VKAPI_CALL CreateDevice(VkPhysicalDevice physical_device, co
     CAPTURE_LOAD(begin_label, vkCmdBeginDebugUtilsLabelEXT)
     CAPTURE_LOAD(end_label, vkCmdEndDebugUtilsLabelEXT)
     CAPTURE_LOAD(insert_label, vkCmdInsertDebugUtilsLabelEXT)
+    CAPTURE_LOAD(bind_pipeline, vkCmdBindPipeline)
     CAPTURE_LOAD(dispatch, vkCmdDispatch)
     CAPTURE_LOAD(dispatch_indirect, vkCmdDispatchIndirect)
     CAPTURE_LOAD(pipeline_barrier, vkCmdPipelineBarrier)
@@ -127,6 +129,13 @@ VKAPI_ATTR void VKAPI_CALL CmdEndDebugUtilsLabelEXT(VkCommandBuffer command_buff
 VKAPI_ATTR void VKAPI_CALL CmdInsertDebugUtilsLabelEXT(VkCommandBuffer command_buffer, const VkDebugUtilsLabelEXT* label) {
     Record(std::string("insert ") + label->pLabelName);
     DeviceOf(command_buffer).insert_label(command_buffer, label);
+}
+
+// "bind_pipeline <handle>" for compute binds, so a test can count binds and tell pipelines apart.
+VKAPI_ATTR void VKAPI_CALL CmdBindPipeline(VkCommandBuffer command_buffer, VkPipelineBindPoint bind_point, VkPipeline pipeline) {
+    if (bind_point == VK_PIPELINE_BIND_POINT_COMPUTE)
+        Record("bind_pipeline " + std::to_string(reinterpret_cast<uint64_t>(pipeline)));
+    DeviceOf(command_buffer).bind_pipeline(command_buffer, bind_point, pipeline);
 }
 
 VKAPI_ATTR void VKAPI_CALL CmdDispatch(VkCommandBuffer command_buffer, uint32_t x, uint32_t y, uint32_t z) {
@@ -167,6 +176,7 @@ PFN_vkVoidFunction DeviceIntercept(const char* name) {
     CAPTURE_INTERCEPT(CmdBeginDebugUtilsLabelEXT)
     CAPTURE_INTERCEPT(CmdEndDebugUtilsLabelEXT)
     CAPTURE_INTERCEPT(CmdInsertDebugUtilsLabelEXT)
+    CAPTURE_INTERCEPT(CmdBindPipeline)
     CAPTURE_INTERCEPT(CmdDispatch)
     CAPTURE_INTERCEPT(CmdDispatchIndirect)
     CAPTURE_INTERCEPT(CmdPipelineBarrier)

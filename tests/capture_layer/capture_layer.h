@@ -4,8 +4,8 @@
 
 extern "C" {
 // Every recorded command since the last clear, one per line: "begin <label name>", "end", "insert <label name>",
-// "dispatch", "dispatch_indirect", "barrier" (vkCmdPipelineBarrier or vkCmdPipelineBarrier2). The pointer stays valid until the
-// next call.
+// "dispatch", "dispatch_indirect", "barrier" (vkCmdPipelineBarrier or vkCmdPipelineBarrier2), "bind_pipeline <handle>"
+// (compute binds only). The pointer stays valid until the next call.
 using ExecgraphCaptureEventsFunction = const char* (*)();
 using ExecgraphCaptureClearFunction = void (*)();
 }

@@ -79,6 +79,8 @@ struct LabelledCapture {
     std::vector<std::vector<std::string>> indirect_dispatches;  // node dispatches
     std::vector<std::vector<std::string>> dispatches;           // meta passes
     std::vector<std::vector<std::string>> barriers;             // pipeline barriers
+    std::vector<std::vector<std::string>> binds;                // compute pipeline binds
+    std::vector<std::string> bound_pipelines;                   // the handle of each bind, in order
     std::vector<std::string> regions;                           // every label region in begin order
     std::string problems;                                       // unbalanced regions
 };
@@ -99,6 +101,9 @@ LabelledCapture ReadLabels(const std::vector<std::string>& events) {
             capture.dispatches.push_back(open);
         } else if (event == "barrier") {
             capture.barriers.push_back(open);
+        } else if (event.starts_with("bind_pipeline ")) {
+            capture.binds.push_back(open);
+            capture.bound_pipelines.push_back(event.substr(14));
         }
     }
     if (!open.empty()) capture.problems += std::to_string(open.size()) + " regions left open; ";
@@ -218,6 +223,86 @@ TEST_F(DebugLabels, EachLevelHasOneMetaDispatchAndTwoBarriers) {
     // Outside the levels only the entry pass: the last level's node (thirdNode) has no output, so no record can be
     // left and the leftover check is not recorded.
     EXPECT_EQ(labels.dispatches.size(), 3u * 1u + 1u) << Joined(events);
+    EXPECT_EQ(context.log().Problems(), "");
+}
+
+// Nodes lowered from one module share a pipeline, and a level binds it once for all of them: level 0 dispatches the four
+// Entry[i] and the four B[i] sinks (every node is an API entry) with two binds, level 1 the four sinks with one (the
+// hello graph's distinct nodes still get one each). The sinks' ShaderIndexAMDX and records still come out right.
+TEST_F(DebugLabels, NodesSharingAPipelineAreBoundOncePerLevel) {
+    GraphTestContext context(WithCapture());
+    ASSERT_TRUE(context.ok());
+    CaptureReader capture;
+    ASSERT_TRUE(capture.ok()) << dlerror();
+    std::vector<NodeStage> stages;
+    for (uint32_t i = 0; i < 4; ++i) stages.push_back({ReadCorpus("output_node_array_runtime_index"), "main", "Entry", i});
+    for (uint32_t i = 0; i < 4; ++i) stages.push_back({ReadModule("array_sink"), "main", "B", i});
+    TestBuffer uav = context.CreateBuffer(8 * sizeof(uint32_t), VK_BUFFER_USAGE_STORAGE_BUFFER_BIT);
+    VkPipelineLayout layout = context.CreateStorageBufferLayout({&uav});
+    VkPipeline graph = context.CreateGraph(stages, layout);
+    ASSERT_NE(graph, VK_NULL_HANDLE) << context.log().Problems();
+    VkExecutionGraphPipelineScratchSizeAMDX size{VK_STRUCTURE_TYPE_EXECUTION_GRAPH_PIPELINE_SCRATCH_SIZE_AMDX};
+    EXPECT_EQ(context.vkGetExecutionGraphPipelineScratchSizeAMDX(context.device(), graph, &size), VK_SUCCESS);
+    TestBuffer scratch = context.CreateScratch(size.minSize);
+    context.Submit(
+        [&](VkCommandBuffer cmd) { context.vkCmdInitializeGraphScratchMemoryAMDX(cmd, graph, scratch.address, scratch.size); });
+
+    // Entry[e] sends 8 records (value 10 * e + thread) to B[3 - e].
+    struct Rec {
+        uint32_t node_idx, value;
+    };
+    Rec records[4];
+    VkDispatchGraphInfoAMDX infos[4];
+    for (uint32_t e = 0; e < 4; ++e) {
+        records[e] = {3 - e, 10 * e};
+        infos[e] = {context.NodeIndex(graph, "Entry", e), 1, {}, sizeof(Rec)};
+        infos[e].payloads.hostAddress = &records[e];
+    }
+    VkDispatchGraphCountInfoAMDX count_info{4, {}, sizeof(VkDispatchGraphInfoAMDX)};
+    count_info.infos.hostAddress = infos;
+    capture.Clear();
+    context.Submit([&](VkCommandBuffer cmd) {
+        vkCmdBindPipeline(cmd, VK_PIPELINE_BIND_POINT_EXECUTION_GRAPH_AMDX, graph);
+        VkDescriptorSet set = context.descriptor_set();
+        vkCmdBindDescriptorSets(cmd, VK_PIPELINE_BIND_POINT_EXECUTION_GRAPH_AMDX, layout, 0, 1, &set, 0, nullptr);
+        context.vkCmdDispatchGraphAMDX(cmd, scratch.address, scratch.size, &count_info);
+    });
+    const std::vector<std::string> events = capture.Events();
+    for (uint32_t b = 0; b < 4; ++b) {
+        const uint32_t e = 3 - b;
+        EXPECT_EQ(uav.As<uint32_t>()[2 * b], 8 * 10 * e + 28) << "B[" << b << "] sum";
+        EXPECT_EQ(uav.As<uint32_t>()[2 * b + 1], 8u) << "B[" << b << "] count";
+    }
+
+    const LabelledCapture labels = ReadLabels(events);
+    EXPECT_EQ(labels.problems, "") << Joined(events);
+    // Node binds sit in a node's label region: dispatch, level, node.
+    std::vector<std::string> node_pipelines[2];
+    size_t node_dispatches[2] = {0, 0};
+    for (size_t i = 0; i < labels.binds.size(); ++i) {
+        if (labels.binds[i].size() != 3) continue;
+        for (uint32_t level = 0; level < 2; ++level) {
+            if (labels.binds[i][1] == "level " + std::to_string(level)) node_pipelines[level].push_back(labels.bound_pipelines[i]);
+        }
+    }
+    for (const std::vector<std::string>& stack : labels.indirect_dispatches) {
+        for (uint32_t level = 0; level < 2; ++level)
+            node_dispatches[level] += stack.size() == 3 && stack[1] == "level " + std::to_string(level);
+    }
+    EXPECT_EQ(node_dispatches[0], 8u) << Joined(events);
+    EXPECT_EQ(node_dispatches[1], 4u) << Joined(events);
+    ASSERT_EQ(node_pipelines[0].size(), 2u) << Joined(events);  // Entry's, then B's
+    ASSERT_EQ(node_pipelines[1].size(), 1u) << Joined(events);
+    EXPECT_NE(node_pipelines[0][0], node_pipelines[0][1]);
+    EXPECT_EQ(node_pipelines[1][0], node_pipelines[0][1]);
+    context.Destroy(scratch);
+    context.Destroy(uav);
+
+    // Distinct nodes keep one bind each: the hello graph's levels dispatch 3, 2 and 1 different nodes.
+    const LabelledCapture hello = ReadLabels(RunHelloGraph(context, capture, "hello"));
+    const size_t node_binds = std::count_if(hello.binds.begin(), hello.binds.end(),
+                                            [](const std::vector<std::string>& stack) { return stack.size() == 3; });
+    EXPECT_EQ(node_binds, 6u);
     EXPECT_EQ(context.log().Problems(), "");
 }
 

@@ -42,6 +42,40 @@ TEST_F(Outputs, NodeArrayWithRuntimeIndex) {
     ExpectUav(uav, expected);
 }
 
+// Nodes made from one module share one lowered pipeline (each gets its graph index and output-table base in its push
+// constants): four Entry[i] nodes, each with its own table for the output array B, and four B[i] sinks that each report
+// their own ShaderIndexAMDX. Eight nodes, two lowered pipelines, and the CPU reference results.
+TEST_F(Outputs, NodeArrayFromOneModuleSharesOneLoweredPipeline) {
+    struct Rec {
+        uint32_t node_idx, value;
+    };
+    std::vector<NodeStage> stages;
+    for (uint32_t i = 0; i < 4; ++i) stages.push_back({ReadCorpus("output_node_array_runtime_index"), "main", "Entry", i});
+    for (uint32_t i = 0; i < 4; ++i) stages.push_back({ReadModule("array_sink"), "main", "B", i});
+    // Entry[e] sends its records to B[(node_idx + e) % 4], so every entry node's table is used.
+    std::vector<std::vector<Rec>> records(4);
+    std::vector<uint32_t> expected;
+    for (uint32_t e = 0; e < 4; ++e) {
+        for (uint32_t r = 0; r <= e; ++r) {
+            const Rec rec{(r + e) % 4, 1000 * (e + 1) + 10 * r};
+            records[e].push_back(rec);
+            for (uint32_t t = 0; t < 8; ++t) AddToSink(expected, rec.node_idx, rec.value + t);
+        }
+    }
+    TestBuffer& uav = Uav(64);
+    std::vector<NamedEntry> entries;
+    for (uint32_t e = 0; e < 4; ++e)
+        entries.push_back({"Entry", e, static_cast<uint32_t>(records[e].size()), records[e].data(), sizeof(Rec)});
+    context_.log().Clear();
+    ASSERT_NE(RunGraph(stages, uav, entries), VK_NULL_HANDLE);
+    ExpectUav(uav, expected);
+    std::string pipelines;
+    for (const MessageLog::Message& message : context_.log().Messages()) {
+        if (message.id == "EXECGRAPH-GRAPH-PIPELINES") pipelines = message.text.substr(message.text.find(" runs its ") + 10);
+    }
+    EXPECT_EQ(pipelines, "8 nodes with 2 lowered pipelines");
+}
+
 TEST_F(Outputs, SparseArrayWithArraySizeSkipsMissingMembers) {
     // Only members 3 and 128 of the 129 exist; the node guards each allocation with IsValid on its input's index.
     const std::vector<uint32_t> records = {3, 5, 128, 3, 0, 127};

@@ -78,6 +78,7 @@ TEST(LayoutConsistency, GlslConstantsMatchTheCppHeader) {
         {"kNodeStaticInfoMaxRecursionOffset", offsetof(NodeStaticInfo, max_recursion)},
         {"kNodeStaticInfoSharesInputWithOffset", offsetof(NodeStaticInfo, shares_input_with)},
         {"kNodeStaticInfoIsApiEntryOffset", offsetof(NodeStaticInfo, is_api_entry)},
+        {"kNodeStaticInfoShaderIndexOffset", offsetof(NodeStaticInfo, shader_index)},
         {"kHalfHeaderSize", sizeof(HalfHeader)},
         {"kHalfHeaderHeapTopOffset", offsetof(HalfHeader, heap_top)},
         {"kHalfHeaderRecordCountOffset", offsetof(HalfHeader, record_count)},
@@ -153,7 +154,7 @@ TEST(LayoutConsistency, GlslStructsMatchTheCppStructs) {
     expected_header->reserved[44] = 21;
     reinterpret_cast<NodeStats*>(expected.data() + 3072)[1] = NodeStats{501, 502, 503, 504, 505, 506, {507, 508}};
     reinterpret_cast<NodeStaticInfo*>(expected.data() + 256)[1] =
-        NodeStaticInfo{101, 102, {103, 104, 105}, 106, 107, 108, 109, 110, 111, 112, {113, 114, 115, 116}};
+        NodeStaticInfo{101, 102, {103, 104, 105}, 106, 107, 108, 109, 110, 111, 112, 113, {114, 115, 116}};
     auto* expected_half = reinterpret_cast<HalfHeader*>(expected.data() + 512);
     *expected_half = HalfHeader{201, 202, 203, 204};
     reinterpret_cast<NodeState*>(expected.data() + 512 + sizeof(HalfHeader))[1] =

@@ -207,7 +207,8 @@ TEST(AmdFixtureLowering, ComputeToMeshAppendsTheContextToItsPushConstants) {
     ASSERT_GT(options.context_offset, 0u) << "expected the fixture to declare push constants";
     options.context_offset += 8;  // any 8-aligned offset past the application's range
     const Lowered lowered = MustLower(module, info, options);
-    // Still exactly one push-constant variable, whose block gained a uint64 member at context_offset.
+    // Still exactly one push-constant variable, whose block gained NodePushContext's members: a uint64 at context_offset,
+    // then the uint32 node index and output-table base.
     EXPECT_EQ(CountOf(lowered.text, "PushConstant\n"), 1u) << lowered.text;
     std::uint32_t block = 0;
     for (const Instruction& inst : lowered.module.section(Section::kTypesValues)) {
@@ -217,12 +218,15 @@ TEST(AmdFixtureLowering, ComputeToMeshAppendsTheContextToItsPushConstants) {
     }
     ASSERT_NE(block, 0u);
     const Instruction* block_def = lowered.module.FindDef(block);
-    const std::uint32_t last = static_cast<std::uint32_t>(block_def->OperandWordCount()) - 1;
-    EXPECT_GT(last, 0u);
-    EXPECT_EQ(OffsetOf(lowered.module, block, last), std::optional<std::uint32_t>(options.context_offset));
-    const Instruction* member_type = lowered.module.FindDef(block_def->Word(last));
-    EXPECT_EQ(member_type->opcode(), Op::OpTypeInt);
-    EXPECT_EQ(member_type->Word(0), 64u);
+    const std::uint32_t context = static_cast<std::uint32_t>(block_def->OperandWordCount()) - 3;
+    EXPECT_GT(context, 0u);
+    for (std::uint32_t member = 0; member < 3; ++member) {
+        EXPECT_EQ(OffsetOf(lowered.module, block, context + member),
+                  std::optional<std::uint32_t>(options.context_offset + (member == 0 ? 0 : 4 + 4 * member)));
+        const Instruction* member_type = lowered.module.FindDef(block_def->Word(context + member));
+        EXPECT_EQ(member_type->opcode(), Op::OpTypeInt);
+        EXPECT_EQ(member_type->Word(0), member == 0 ? 64u : 32u);
+    }
 
     options.context_offset = 0;  // overlaps the application's push constants
     EXPECT_TRUE(Contains(MustFail(module, info, options), "push constants end at byte"));

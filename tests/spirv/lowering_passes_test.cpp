@@ -380,22 +380,27 @@ TEST(LoweringPasses, RuntimeContextAddsAddressingPushConstantsAndPrivateContext)
     EXPECT_TRUE(HasCapability(m, Capability::PhysicalStorageBufferAddresses));
     EXPECT_TRUE(HasCapability(m, Capability::Int64));
     EXPECT_TRUE(HasCapability(m, Capability::StorageBuffer16BitAccess));
-    // A push-constant block of our own: struct { uint64 } decorated Block, the member at context_offset.
+    // A push-constant block of our own: struct { uint64; uint; uint } (NodePushContext) decorated Block, at context_offset.
     ASSERT_EQ(GlobalVariables(m, StorageClass::PushConstant), 1u);
     ASSERT_NE(ctx.push_constant_var, 0u);
     std::uint32_t block = 0;
     ASSERT_TRUE(lowering::PointerInfo(m, m.FindDef(ctx.push_constant_var)->type_id(), nullptr, &block));
     const Instruction* block_def = m.FindDef(block);
     ASSERT_EQ(block_def->opcode(), Op::OpTypeStruct);
-    ASSERT_EQ(block_def->OperandWordCount(), 1u);
+    ASSERT_EQ(block_def->OperandWordCount(), 3u);
     EXPECT_EQ(block_def->Word(0), ctx.u64);
+    EXPECT_EQ(block_def->Word(1), ctx.u32);
+    EXPECT_EQ(block_def->Word(2), ctx.u32);
     EXPECT_EQ(ctx.push_constant_member, 0u);
     EXPECT_EQ(OffsetOf(m, block, 0), std::optional<std::uint32_t>(pipeline.options().context_offset));
-    // Nine Private context variables (scratch address + eight uint32 offsets/counts) and the input-address helper.
-    EXPECT_EQ(GlobalVariables(m, StorageClass::Private), private_before + 9);
-    for (std::uint32_t var :
-         {ctx.var_scratch, ctx.var_input_half, ctx.var_output_half, ctx.var_records_offset, ctx.var_directory_offset,
-          ctx.var_heap_offset, ctx.var_directory_first, ctx.var_input_count, ctx.var_recursion_depth}) {
+    EXPECT_EQ(OffsetOf(m, block, 1), std::optional<std::uint32_t>(pipeline.options().context_offset + 8));
+    EXPECT_EQ(OffsetOf(m, block, 2), std::optional<std::uint32_t>(pipeline.options().context_offset + 12));
+    // Eleven Private context variables (scratch address, node index, output-table base + eight uint32 offsets/counts)
+    // and the input-address helper.
+    EXPECT_EQ(GlobalVariables(m, StorageClass::Private), private_before + 11);
+    for (std::uint32_t var : {ctx.var_scratch, ctx.var_node_index, ctx.var_output_table_base, ctx.var_input_half,
+                              ctx.var_output_half, ctx.var_records_offset, ctx.var_directory_offset, ctx.var_heap_offset,
+                              ctx.var_directory_first, ctx.var_input_count, ctx.var_recursion_depth}) {
         ASSERT_NE(var, 0u);
         EXPECT_EQ(StorageOfPointer(m, m.FindDef(var)->type_id()), StorageClass::Private);
     }
@@ -429,17 +434,21 @@ TEST(LoweringPasses, RuntimeContextExtendsTheApplicationsPushConstantBlock) {
     EXPECT_EQ(pipeline.options().context_offset, 8u);
     pipeline.RunThrough(kRuntimeContext);
     const Module& m = pipeline.module();
-    // Still one push-constant variable: the application's, whose block gained the uint64 member at offset 8.
+    // Still one push-constant variable: the application's, whose block gained NodePushContext at offset 8.
     ASSERT_EQ(GlobalVariables(m, StorageClass::PushConstant), 1u);
     std::uint32_t block = 0;
     ASSERT_TRUE(lowering::PointerInfo(m, m.FindDef(pipeline.ctx().push_constant_var)->type_id(), nullptr, &block));
     const Instruction* block_def = m.FindDef(block);
-    ASSERT_EQ(block_def->OperandWordCount(), 3u);
+    ASSERT_EQ(block_def->OperandWordCount(), 5u);
     EXPECT_EQ(pipeline.ctx().push_constant_member, 2u);
     EXPECT_EQ(block_def->Word(2), pipeline.ctx().u64);
+    EXPECT_EQ(block_def->Word(3), pipeline.ctx().u32);
+    EXPECT_EQ(block_def->Word(4), pipeline.ctx().u32);
     EXPECT_EQ(OffsetOf(m, block, 0), std::optional<std::uint32_t>(0u));
     EXPECT_EQ(OffsetOf(m, block, 1), std::optional<std::uint32_t>(4u));
     EXPECT_EQ(OffsetOf(m, block, 2), std::optional<std::uint32_t>(8u));
+    EXPECT_EQ(OffsetOf(m, block, 3), std::optional<std::uint32_t>(16u));
+    EXPECT_EQ(OffsetOf(m, block, 4), std::optional<std::uint32_t>(20u));
     pipeline.FinishAndValidate();
 }
 
@@ -672,7 +681,8 @@ TEST(LoweringPasses, LowerOutputsChecksADenseArrayIndexAgainstItsTableGivenTheTy
     ASSERT_NE(helper, nullptr);
     ASSERT_EQ(helper->header.size(), 2u);  // OpFunction + the node index parameter
     const std::uint32_t index = helper->header[1].result_id();
-    // index < 4 (the dense array's table length), and the self-recursion check compares with this node's index (3).
+    // index < 4 (the dense array's table length), and the self-recursion check compares with this node's graph index,
+    // which the prologue loads from NodePushContext::node_index (not a constant: nodes share lowered modules).
     bool bounds_check = false, self_check = false;
     for (const BasicBlock& block : helper->blocks) {
         for (const Instruction& inst : block.instructions) {
@@ -681,8 +691,8 @@ TEST(LoweringPasses, LowerOutputsChecksADenseArrayIndexAgainstItsTableGivenTheTy
                 bounds_check |= bound.ok() && *bound == 4u;
             }
             if (inst.opcode() == Op::OpIEqual) {
-                Result<std::uint32_t> node = EvaluateUint32(m, inst.Word(1));
-                self_check |= node.ok() && *node == pipeline.options().graph_node_index;
+                const Instruction* node = BodyDef(m, inst.Word(1));
+                self_check |= node != nullptr && node->opcode() == Op::OpLoad && node->Word(0) == pipeline.ctx().var_node_index;
             }
         }
     }

@@ -62,7 +62,6 @@ Module AssembleModule(const std::string& text, const std::string& what) {
 
 LoweringOptions MakeLoweringOptions(const Module& module, const NodeInfo& info) {
     LoweringOptions options;
-    options.graph_node_index = 3;
     options.context_offset = 0;
     for (const Instruction& inst : module.section(Section::kTypesValues)) {
         if (inst.opcode() != Op::OpVariable || inst.Word(0) != static_cast<std::uint32_t>(StorageClass::PushConstant)) continue;

@@ -93,7 +93,7 @@ TEST(SpirvToolTest, LowerClassifyPrintsSummaryThenPlainModule) {
     ASSERT_EQ(run.exit_code, 0) << run.out;
     EXPECT_NE(run.out.find("launch:        broadcast (dynamic grid)"), std::string::npos) << run.out;
     EXPECT_NE(run.out.find("[0] \"compose\""), std::string::npos);
-    EXPECT_NE(run.out.find(";   output [0] \"compose\": table index 0, length 3, record stride 4"), std::string::npos) << run.out;
+    EXPECT_NE(run.out.find(";   output [0] \"compose\": table offset 0, length 3, record stride 4"), std::string::npos) << run.out;
     const std::string lowered = LoweredPart(run.out);
     ASSERT_FALSE(lowered.empty()) << run.out;
     EXPECT_NE(lowered.find("OpEntryPoint GLCompute"), std::string::npos);

@@ -148,6 +148,12 @@ Result<bool> LaunchPass::Run(Module& module) {
     const std::uint32_t context_pointer =
         e.Emit(Op::OpAccessChain, ctx_.push_constant_u64_pointer, {ctx_.push_constant_var, e.U32(ctx_.push_constant_member)});
     e.Store(ctx_.var_scratch, e.Load(ctx_.u64, context_pointer));
+    const std::uint32_t node_index_pointer =
+        e.Emit(Op::OpAccessChain, ctx_.push_constant_u32_pointer, {ctx_.push_constant_var, e.U32(ctx_.push_constant_member + 1)});
+    e.Store(ctx_.var_node_index, e.Load(ctx_.u32, node_index_pointer));
+    const std::uint32_t table_base_pointer =
+        e.Emit(Op::OpAccessChain, ctx_.push_constant_u32_pointer, {ctx_.push_constant_var, e.U32(ctx_.push_constant_member + 2)});
+    e.Store(ctx_.var_output_table_base, e.Load(ctx_.u32, table_base_pointer));
     const std::uint32_t node_count = e.LoadScratchU32(e.U32(offsets::kHeaderNodeCount));
     const std::uint32_t input_half_index = e.LoadScratchU32(e.U32(offsets::kHeaderInputHalf));
     const std::uint32_t record_capacity = e.LoadScratchU32(e.U32(offsets::kHeaderRecordCapacity));
@@ -166,13 +172,13 @@ Result<bool> LaunchPass::Run(Module& module) {
     e.Store(ctx_.var_directory_offset, directory_offset);
     e.Store(ctx_.var_heap_offset, heap_offset);
 
-    const std::uint32_t me = e.U32(ctx_.options.graph_node_index);
+    const std::uint32_t me = e.LoadU32Var(ctx_.var_node_index);
     std::uint32_t state_node = me;
     if (info.shares_input_with_name) {
         // A SharesInputWithAMDX node consumes the records of the node named in NodeStaticInfo.shares_input_with.
         const std::uint32_t table = e.LoadScratchU32(e.U32(offsets::kHeaderNodeTableOffset));
         const std::uint32_t shared = e.LoadScratchU32(
-            e.Add(table, e.U32(ctx_.options.graph_node_index * offsets::kNodeStaticInfoSize + offsets::kNodeStaticSharesInputWith)));
+            e.Add(e.Add(table, e.Mul(me, e.U32(offsets::kNodeStaticInfoSize))), e.U32(offsets::kNodeStaticSharesInputWith)));
         state_node = e.SelectU32(e.NotEqual(shared, e.U32(runtime::kInvalidNode)), shared, me);
     }
     const std::uint32_t state = e.Add(input_half, e.Add(e.U32(offsets::kHalfNodes), e.Mul(state_node, e.U32(offsets::kNodeStateSize))));
@@ -208,7 +214,7 @@ Result<bool> LaunchPass::Run(Module& module) {
         case LaunchKind::kBroadcastDynamic: {
             // The scatter pass computed this node's workgroups (grids clamped to MaxNumWorkgroupsAMDX).
             const std::uint32_t own_state =
-                e.Add(input_half, e.U32(offsets::kHalfNodes + ctx_.options.graph_node_index * offsets::kNodeStateSize));
+                e.Add(input_half, e.Add(e.U32(offsets::kHalfNodes), e.Mul(me, e.U32(offsets::kNodeStateSize))));
             const std::uint32_t workgroups = e.LoadScratchU32(e.Add(own_state, e.U32(offsets::kNodeStateWorkgroupCount)));
             past = e.LessEqual(workgroups, linear);
             break;
@@ -374,7 +380,16 @@ Result<bool> LaunchPass::Run(Module& module) {
                 value = e.SelectU32(e.Less(depth, max_recursion), e.Sub(max_recursion, depth), e.U32(0));
                 break;
             case BuiltIn::ShaderIndexAMDX:
-                value = e.U32(ctx_.options.shader_index.value_or(info.shader_index.value_or(0)));
+                if (ctx_.options.shader_index) {
+                    value = e.U32(*ctx_.options.shader_index);
+                } else {
+                    // The layer writes each node's index (after VkPipelineShaderStageNodeCreateInfoAMDX::index) into its
+                    // NodeStaticInfo, so that one lowered module serves every node of an array.
+                    const std::uint32_t table = e.LoadScratchU32(e.U32(offsets::kHeaderNodeTableOffset));
+                    value = e.LoadScratchU32(
+                        e.Add(e.Add(table, e.Mul(e.LoadU32Var(ctx_.var_node_index), e.U32(offsets::kNodeStaticInfoSize))),
+                              e.U32(offsets::kNodeStaticShaderIndex)));
+                }
                 break;
             default:
                 return Error{kNoWordOffset, "internal: unexpected built-in remap"};

@@ -46,7 +46,9 @@ class OutputHelpers {
         const std::uint32_t in_range = e.Less(index, e.U32(length));
         const std::uint32_t table_index = e.SelectU32(in_range, index, e.U32(0));
         const std::uint32_t table = e.LoadScratchU32(e.U32(offsets::kHeaderOutputTableOffset));
-        const std::uint32_t entry = e.Add(table, e.Mul(e.Add(table_index, e.U32(ctx_.options.output_table_index[output])), e.U32(4)));
+        const std::uint32_t entry = e.Add(table, e.Mul(e.Add(table_index, e.Add(e.LoadU32Var(ctx_.var_output_table_base),
+                                                                                e.U32(ctx_.options.output_table_index[output]))),
+                                                       e.U32(4)));
         const std::uint32_t raw = e.LoadScratchU32(entry);
         const std::uint32_t valid = e.LogicalAnd(in_range, e.NotEqual(raw, e.U32(runtime::kInvalidNode)));
         return {valid, e.SelectU32(valid, raw, e.U32(0))};
@@ -79,7 +81,7 @@ class OutputHelpers {
             const std::uint32_t over_limit = e.Less(e.U32(limit), requested);
             const std::uint32_t count = e.SelectU32(over_limit, e.U32(limit), requested);
             b.If(over_limit, [&]() {
-                ReportDrop(e, e.U32(ctx_.options.graph_node_index), e.U32(runtime::kStatusPayloadCountClamped),
+                ReportDrop(e, e.LoadU32Var(ctx_.var_node_index), e.U32(runtime::kStatusPayloadCountClamped),
                            e.Sub(requested, e.U32(limit)));
             });
             // Plain variables, not a structured binding: clang < 16 cannot capture bindings in the nested lambdas below.
@@ -88,7 +90,7 @@ class OutputHelpers {
             // A self-enqueue past MaxNodeRecursionAMDX (OpIsNodePayloadValidAMDX says false there, facts §14) has no level
             // to run at: dropped and reported as a recursion limit, like an index that names no node.
             const std::uint32_t past_recursion =
-                e.LogicalAnd(looked_up.first, e.LogicalAnd(e.Equal(target, e.U32(ctx_.options.graph_node_index)),
+                e.LogicalAnd(looked_up.first, e.LogicalAnd(e.Equal(target, e.LoadU32Var(ctx_.var_node_index)),
                                                            e.LogicalNot(e.Less(e.LoadU32Var(ctx_.var_recursion_depth),
                                                                                e.U32(ctx_.info.max_recursion.value_or(0))))));
             const std::uint32_t valid = e.LogicalAnd(looked_up.first, e.LogicalNot(past_recursion));
@@ -139,7 +141,7 @@ class OutputHelpers {
             const std::uint32_t target_add = e.SelectU32(same_target, subgroup_delivered, delivered);
             const std::uint32_t adds = e.Select(ctx_.bool_type, same_target, elected, e.Bool(true));
             // Records lost for a real node are charged to it; an index that names no node is this node's fault.
-            const std::uint32_t charged = e.SelectU32(looked_up.first, target, e.U32(ctx_.options.graph_node_index));
+            const std::uint32_t charged = e.SelectU32(looked_up.first, target, e.LoadU32Var(ctx_.var_node_index));
             b.If(e.NotEqual(dropped, e.U32(0)), [&]() { ReportDrop(e, charged, flags, dropped); });
             b.If(e.LogicalAnd(adds, e.NotEqual(target_add, e.U32(0))), [&]() {
                 const std::uint32_t state =
@@ -147,7 +149,7 @@ class OutputHelpers {
                 e.AtomicScratch(Op::OpAtomicIAdd, state, target_add);
             });
             // Self-enqueues carry the depth one further (RemainingRecursionLevels = max_recursion - depth).
-            const std::uint32_t depth = e.SelectU32(e.Equal(target, e.U32(ctx_.options.graph_node_index)),
+            const std::uint32_t depth = e.SelectU32(e.Equal(target, e.LoadU32Var(ctx_.var_node_index)),
                                                     e.Add(e.LoadU32Var(ctx_.var_recursion_depth), e.U32(1)), e.U32(0));
             const std::uint32_t records = e.Add(half, e.LoadU32Var(ctx_.var_records_offset));
             b.For(delivered, [&](std::uint32_t i) {
@@ -188,7 +190,7 @@ class OutputHelpers {
             Emitter& e = b.emit();
             const auto [valid, target] = LookUp(e, output, p[0]);
             // A self-enqueue is valid while recursion levels remain (facts §14).
-            const std::uint32_t is_self = e.Equal(target, e.U32(ctx_.options.graph_node_index));
+            const std::uint32_t is_self = e.Equal(target, e.LoadU32Var(ctx_.var_node_index));
             const std::uint32_t levels_left =
                 e.Less(e.LoadU32Var(ctx_.var_recursion_depth), e.U32(ctx_.info.max_recursion.value_or(0)));
             const std::uint32_t self_ok = e.Emit(Op::OpLogicalOr, ctx_.bool_type, {e.LogicalNot(is_self), levels_left});

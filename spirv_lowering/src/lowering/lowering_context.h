@@ -58,6 +58,7 @@ inline constexpr std::uint32_t kDirectoryFirstWorkgroup = 8;
 inline constexpr std::uint32_t kDirectoryFinishCounter = 12;
 inline constexpr std::uint32_t kNodeStaticInfoSize = 64;
 inline constexpr std::uint32_t kNodeStaticSharesInputWith = 40;
+inline constexpr std::uint32_t kNodeStaticShaderIndex = 48;
 inline constexpr std::uint32_t kHeapAlignment = 16;
 }  // namespace offsets
 
@@ -82,13 +83,17 @@ struct LoweringContext {
     std::uint32_t void_type = 0, bool_type = 0, u32 = 0, u64 = 0, v3u32 = 0;
     std::uint32_t psb_u32 = 0;  // OpTypePointer PhysicalStorageBuffer uint
 
-    // Push constant: pointer to the scratch address member.
+    // Push constant: runtime::NodePushContext as three members of the block, from member push_constant_member on:
+    // scratch_address, node_index, output_table_base.
     std::uint32_t push_constant_var = 0;
     std::uint32_t push_constant_member = 0;
     std::uint32_t push_constant_u64_pointer = 0;
+    std::uint32_t push_constant_u32_pointer = 0;
 
     // Private variables filled by the prologue (all uint32 offsets are bytes from the scratch base unless noted).
     std::uint32_t var_scratch = 0;            // uint64 scratch base address
+    std::uint32_t var_node_index = 0;         // this node's graph index (NodePushContext::node_index)
+    std::uint32_t var_output_table_base = 0;  // first output-table entry of this node (NodePushContext::output_table_base)
     std::uint32_t var_input_half = 0;         // offset of the input half
     std::uint32_t var_output_half = 0;        // offset of the output half
     std::uint32_t var_records_offset = 0;     // RecordEntry list, from a half's start

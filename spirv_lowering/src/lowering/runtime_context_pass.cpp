@@ -124,15 +124,17 @@ Result<bool> RuntimeContextPass::Run(Module& module) {
         auto position = [&declarations](std::uint32_t id) {
             return std::find_if(declarations.begin(), declarations.end(), [id](const Instruction& inst) { return inst.result_id() == id; });
         };
-        // The new member's type must be declared before the block; OpTypeInt depends on nothing, so it can move up.
-        if (position(ctx_.u64) > position(block_struct)) {
-            Instruction u64 = std::move(*position(ctx_.u64));
-            declarations.erase(position(ctx_.u64));
-            declarations.insert(position(block_struct), std::move(u64));
+        // The new members' types must be declared before the block; OpTypeInt depends on nothing, so it can move up.
+        for (std::uint32_t type : {ctx_.u64, ctx_.u32}) {
+            if (position(type) > position(block_struct)) {
+                Instruction declaration = std::move(*position(type));
+                declarations.erase(position(type));
+                declarations.insert(position(block_struct), std::move(declaration));
+            }
         }
-        position(block_struct)->AddId(ctx_.u64);
+        position(block_struct)->AddId(ctx_.u64).AddId(ctx_.u32).AddId(ctx_.u32);
     } else {
-        const std::uint32_t members[] = {ctx_.u64};
+        const std::uint32_t members[] = {ctx_.u64, ctx_.u32, ctx_.u32};
         block_struct = types.CreateStruct(members);
         Instruction block(Op::OpDecorate);
         block.AddId(block_struct).AddEnum(OperandKind::Decoration, Decoration::Block);
@@ -140,13 +142,19 @@ Result<bool> RuntimeContextPass::Run(Module& module) {
         ctx_.push_constant_member = 0;
         ctx_.push_constant_var = CreateGlobalVariable(module, ctx_, StorageClass::PushConstant, block_struct);
     }
+    // runtime::NodePushContext: the scratch address, then the node's graph index and output-table base. The node-specific
+    // words come at dispatch time so that every node lowered from the same source shares one module and pipeline.
     AddMemberDecoration(module, block_struct, ctx_.push_constant_member, Decoration::Offset, ctx_.options.context_offset);
+    AddMemberDecoration(module, block_struct, ctx_.push_constant_member + 1, Decoration::Offset, ctx_.options.context_offset + 8);
+    AddMemberDecoration(module, block_struct, ctx_.push_constant_member + 2, Decoration::Offset, ctx_.options.context_offset + 12);
     ctx_.push_constant_u64_pointer = types.GetPointer(StorageClass::PushConstant, ctx_.u64);
+    ctx_.push_constant_u32_pointer = types.GetPointer(StorageClass::PushConstant, ctx_.u32);
 
     // Private context, written by the prologue (LaunchPass) before any lowered instruction can run.
     ctx_.var_scratch = CreateGlobalVariable(module, ctx_, StorageClass::Private, ctx_.u64);
-    for (std::uint32_t* var : {&ctx_.var_input_half, &ctx_.var_output_half, &ctx_.var_records_offset, &ctx_.var_directory_offset,
-                               &ctx_.var_heap_offset, &ctx_.var_directory_first, &ctx_.var_input_count, &ctx_.var_recursion_depth}) {
+    for (std::uint32_t* var : {&ctx_.var_node_index, &ctx_.var_output_table_base, &ctx_.var_input_half, &ctx_.var_output_half,
+                               &ctx_.var_records_offset, &ctx_.var_directory_offset, &ctx_.var_heap_offset,
+                               &ctx_.var_directory_first, &ctx_.var_input_count, &ctx_.var_recursion_depth}) {
         *var = CreateGlobalVariable(module, ctx_, StorageClass::Private, ctx_.u32);
     }
 

@@ -37,7 +37,7 @@ void main() {
 
     NodeTable table = NodeTable(pc.out_base + 256ul);
     table.infos[1] = NodeStaticInfo(101u, 102u, uint[3](103u, 104u, 105u), 106u, 107u, 108u, 109u, 110u, 111u, 112u,
-                                    uint[4](113u, 114u, 115u, 116u));
+                                    113u, uint[3](114u, 115u, 116u));
 
     Half half_ref = Half(pc.out_base + 512ul);
     half_ref.heap_top = 201u;

@@ -13,8 +13,8 @@ layout(push_constant) uniform Params {
     uint self_node;
     uint max_depth;
     uint64_t scratch;     // NodePushContext, at context_offset 16
-    uint reserved0;
-    uint reserved1;
+    uint node_index;
+    uint output_table_base;
 } pc;
 
 layout(buffer_reference, std430, buffer_reference_align = 4) buffer Counters {

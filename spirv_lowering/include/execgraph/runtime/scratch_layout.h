@@ -14,10 +14,13 @@ inline constexpr uint32_t kInvalidNode = 0xFFFFFFFFu;
 inline constexpr uint32_t kScratchMagic = 0x52475845u;  // "EXGR": written by vkCmdInitializeGraphScratchMemoryAMDX
 
 // Pushed after the application's own push constants, at an 8-byte aligned offset (LoweringOptions::context_offset).
+// The node-specific words come here rather than as constants of the lowered module, so that nodes lowered from the same
+// source share one module and one VkPipeline (docs/design.md, "How a node receives its scheduler context").
 struct NodePushContext {
     uint64_t scratch_address;
-    uint32_t reserved0;
-    uint32_t reserved1;
+    uint32_t node_index;         // the node's graph index (NodeState/NodeStaticInfo/NodeStats index)
+    uint32_t output_table_base;  // the node's first entry in the output table; output i starts at
+                                 // output_table_base + LoweringOptions::output_table_index[i]
 };
 static_assert(sizeof(NodePushContext) == 16);
 
@@ -89,7 +92,8 @@ struct NodeStaticInfo {
     uint32_t max_recursion;          // MaxNodeRecursionAMDX, 0 if none
     uint32_t shares_input_with;      // graph node whose records this node also consumes, or kInvalidNode
     uint32_t is_api_entry;
-    uint32_t reserved[4];
+    uint32_t shader_index;  // BuiltIn ShaderIndexAMDX: the node's array index (API override applied)
+    uint32_t reserved[3];
 };
 static_assert(sizeof(NodeStaticInfo) == 64);
 

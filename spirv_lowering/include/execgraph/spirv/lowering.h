@@ -20,18 +20,21 @@
 
 namespace execgraph::spirv {
 
+// Nothing here names a particular graph node: the node's graph index and the base of its output tables arrive at
+// dispatch time in runtime::NodePushContext, so every node with equal options and source shares one lowered module.
 struct LoweringOptions {
-    std::uint32_t graph_node_index = 0;  // this node's index in the graph (NodeState/NodeStaticInfo index)
     std::uint32_t context_offset = 0;    // byte offset of runtime::NodePushContext in the push-constant block (8-aligned)
-    // Per NodeInfo::outputs[i]: first uint32 entry of its table, relative to GraphHeader::output_table_offset. The table
-    // is indexed by the allocation's Node Index operand (the array index; the linker folds PayloadNodeBaseIndexAMDX in).
+    // Per NodeInfo::outputs[i]: first uint32 entry of its table, relative to NodePushContext::output_table_base (itself
+    // relative to GraphHeader::output_table_offset). The table is indexed by the allocation's Node Index operand (the
+    // array index; the linker folds PayloadNodeBaseIndexAMDX in).
     std::vector<std::uint32_t> output_table_index;
     std::vector<std::uint32_t> output_table_length;   // per output: entries (array index -> graph node, kInvalidNode = none)
     std::vector<std::uint32_t> output_record_stride;  // per output: heap bytes per record (0 only for empty records)
     std::uint32_t input_record_stride = 0;
     std::uint32_t thread_batch_size = 32;  // lowered workgroup size for kThread nodes
-    // What BuiltIn ShaderIndexAMDX reads: the node's index in the graph, which VkPipelineShaderStageNodeCreateInfoAMDX::index
-    // overrides. Unset: the module's ShaderIndexAMDX execution mode (0 without one).
+    // What BuiltIn ShaderIndexAMDX reads when set (tools and tests). Unset, as the layer leaves it: the running node's
+    // NodeStaticInfo::shader_index, where the layer writes its index (VkPipelineShaderStageNodeCreateInfoAMDX::index
+    // overriding the module's ShaderIndexAMDX), so that the nodes of an array share one lowered module.
     std::optional<std::uint32_t> shader_index;
     bool validate = true;                  // run spvValidate (Vulkan 1.3) on the result; fail with its message
     bool optimize = false;                 // run SPIRV-Tools' performance passes on the result
