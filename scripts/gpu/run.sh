@@ -37,16 +37,16 @@ bench)
     shift 2
     # An idle GPU starts at low clocks (345 MHz seen on an H100): a throwaway run of the heaviest workload first.
     "$here/bin/execgraph_workload_bench" --only thread_launch --runs 5 >/dev/null 2>&1
-    mkdir -p "$out/parts"
+    parts=$(mktemp -d)  # one JSON per workload, merged into $out/bench.json
     status=0
     for workload in overhead_single overhead_chain32 classify_8 classify_64 classify_1024 thread_launch fan_out_tree \
                     recursion dynamic_broadcast raster; do
-        "$here/bin/execgraph_workload_bench" --only "$workload" --json "$out/parts/$workload.json" "$@" || status=1
+        "$here/bin/execgraph_workload_bench" --only "$workload" --json "$parts/$workload.json" "$@" || status=1
     done
-    python3 - "$out" <<'MERGE'
+    python3 - "$out" "$parts" <<'MERGE'
 import glob, json, os, sys
-out, merged, seen = sys.argv[1], None, set()
-for path in sorted(glob.glob(os.path.join(out, "parts", "*.json")), key=os.path.getmtime):
+out, parts, merged, seen = sys.argv[1], sys.argv[2], None, set()
+for path in sorted(glob.glob(os.path.join(parts, "*.json")), key=os.path.getmtime):
     data = json.load(open(path))
     if merged is None:
         merged, merged["workloads"] = data, []
