@@ -18,9 +18,12 @@ for binary in tests/e2e/execgraph_e2e_tests tests/gpu/execgraph_gpu_tests exampl
               bench/execgraph_graph_creation_bench bench/execgraph_workload_bench; do
     [[ -x $build/$binary ]] && strip_copy "$build/$binary" "$out/bin/$(basename "$binary")"
 done
-# Shared libraries of Debian's that the GPU image lacks (the layer renders GLSL dumps with SPIRV-Cross).
-for library in $(ldd "$build/layer/libVkLayer_execgraph_shader_enqueue.so" | awk '/spirv-cross/ {print $3}'); do
-    cp -L "$library" "$out/lib/"
+# Shared libraries of Debian's that the GPU image lacks: SPIRV-Cross (the layer renders GLSL dumps with it) and Google
+# Benchmark (the graph creation benchmark).
+for binary in "$build/layer/libVkLayer_execgraph_shader_enqueue.so" "$out"/bin/*; do
+    for library in $(ldd "$binary" | awk '/spirv-cross|libbenchmark/ {print $3}'); do
+        cp -L "$library" "$out/lib/"
+    done
 done
 cp -r "$root/tests/spirv_corpus" "$out/data/spirv_corpus"
 cp -r "$root/tests/e2e/modules" "$out/data/e2e_modules"
