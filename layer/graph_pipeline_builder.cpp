@@ -227,6 +227,13 @@ void GraphPipeline::BuildDispatchPlan() {
                                        static_infos[n].shares_input_with, node_labels ? &(*node_labels)[n] : nullptr,
                                        !nodes[n].info.outputs.empty(), nodes[n].output_table_base});
     }
+    dispatch_plan.FormDispatchGroups();
+    // What the level pass and the lowered nodes of a dispatch group read in scratch (written at initialization).
+    for (uint32_t n = 0; n < nodes.size(); ++n) {
+        static_infos[n].output_table_base = nodes[n].output_table_base;
+        static_infos[n].dispatch_group_first = dispatch_plan.dispatch_group_first[n];
+        static_infos[n].dispatch_group_size = dispatch_plan.dispatch_group_size[n];
+    }
 }
 
 void GraphPipeline::Destroy(DeviceState& device, const VkAllocationCallbacks* allocator) {

@@ -291,6 +291,45 @@ bool GraphPlan::UsesFusedLevelPass() const {
     return !force_split_level_passes && node_count() <= kFusedLevelMaxNodes && sharing_node_count() <= kFusedLevelMaxSharingNodes;
 }
 
+void GraphPlan::FormDispatchGroups() {
+    const uint32_t count = node_count();
+    dispatch_group_first.resize(count);
+    dispatch_group_size.assign(count, 1);
+    for (uint32_t n = 0; n < count; ++n) dispatch_group_first[n] = n;
+    level_dispatches.clear();
+    if (!UsesFusedLevelPass()) return;
+    // A group needs one pipeline (the dispatch binds one) and one push-constant layout; a node that shares another's
+    // input reads its source's NodeState, which the group search does not cover.
+    auto groupable = [this](uint32_t n) { return nodes[n].pipeline != VK_NULL_HANDLE && nodes[n].shares_input_with == kInvalidNode; };
+    for (uint32_t first = 0; first < count;) {
+        uint32_t end = first + 1;
+        while (end < count && groupable(first) && groupable(end) && nodes[end].pipeline == nodes[first].pipeline &&
+               nodes[end].layout == nodes[first].layout && nodes[end].context_offset == nodes[first].context_offset) {
+            ++end;
+        }
+        for (uint32_t n = first; n < end; ++n) {
+            dispatch_group_first[n] = first;
+            dispatch_group_size[n] = end - first;
+        }
+        first = end;
+    }
+    level_dispatches.resize(levels.size());
+    for (size_t level = 0; level < levels.size(); ++level) {
+        std::vector<bool> listed(count, false);
+        for (uint32_t node : levels[level]) {
+            if (node >= count) continue;  // RecordDispatch reports it
+            const uint32_t first = dispatch_group_first[node], size = dispatch_group_size[node];
+            if (listed[first]) continue;
+            listed[first] = true;
+            LevelDispatch dispatch{first, size, {}};
+            if (size > 1 && nodes[first].label != nullptr && nodes[first + size - 1].label != nullptr) {
+                dispatch.group_label = *nodes[first].label + " .. " + *nodes[first + size - 1].label + " (" + std::to_string(size) + " nodes)";
+            }
+            level_dispatches[level].push_back(std::move(dispatch));
+        }
+    }
+}
+
 bool GraphPlan::NeedsLeftoverCheck() const {
     if (levels.empty()) return true;
     return std::any_of(levels.back().begin(), levels.back().end(),
@@ -428,9 +467,9 @@ RecordResult SchedulerRecorder::RecordDispatch(VkCommandBuffer cmd, const Scratc
         VkPipelineLayout pushed_layout = VK_NULL_HANDLE;
         uint32_t pushed_context_offset = 0;
         VkPipeline bound_pipeline = VK_NULL_HANDLE;
-        for (uint32_t node : plan.levels[level]) {
+        auto record_node_dispatch = [&](uint32_t node, uint32_t group_size, const std::string* label) {
             const NodeDispatchPlan& node_plan = plan.nodes[node];
-            if (labels && node_plan.label != nullptr) BeginLabel(cmd, *node_plan.label);
+            if (labels && label != nullptr) BeginLabel(cmd, *label);
             if (node_plan.pipeline != bound_pipeline) {
                 dispatch_->CmdBindPipeline(cmd, VK_PIPELINE_BIND_POINT_COMPUTE, node_plan.pipeline);
                 bound_pipeline = node_plan.pipeline;
@@ -440,11 +479,22 @@ RecordResult SchedulerRecorder::RecordDispatch(VkCommandBuffer cmd, const Scratc
                 pushed_layout = node_plan.layout;
                 pushed_context_offset = node_plan.context_offset;
             }
-            const NodePushContext context{scratch.address, node, node_plan.output_table_base};
+            // A group's members find their node and output-table base themselves (NodeStaticInfo, NodeState).
+            const NodePushContext context{scratch.address, node, group_size > 1 ? runtime::kDispatchGroupMarker : node_plan.output_table_base};
             dispatch_->CmdPushConstants(cmd, node_plan.layout, VK_SHADER_STAGE_COMPUTE_BIT, node_plan.context_offset,
                                         sizeof(context), &context);
             dispatch_->CmdDispatchIndirect(cmd, scratch.buffer, scratch.offset + layout->DispatchArgsOffset(input_half, node));
-            if (labels) dispatch_->CmdEndDebugUtilsLabelEXT(cmd);
+            if (labels && label != nullptr) dispatch_->CmdEndDebugUtilsLabelEXT(cmd);
+        };
+        if (fused && level < plan.level_dispatches.size()) {
+            for (const LevelDispatch& dispatch : plan.level_dispatches[level]) {
+                const std::string* label = dispatch.group_size == 1        ? plan.nodes[dispatch.first_node].label
+                                           : dispatch.group_label.empty() ? nullptr
+                                                                          : &dispatch.group_label;
+                record_node_dispatch(dispatch.first_node, dispatch.group_size, label);
+            }
+        } else {
+            for (uint32_t node : plan.levels[level]) record_node_dispatch(node, 1, plan.nodes[node].label);
         }
         if (labels) dispatch_->CmdEndDebugUtilsLabelEXT(cmd);
     }

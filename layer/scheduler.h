@@ -74,6 +74,14 @@ inline constexpr uint32_t LevelPassWorkgroupsFor(VkPhysicalDeviceType type) {
     return type == VK_PHYSICAL_DEVICE_TYPE_CPU ? kLevelPassWorkgroupsCpu : kLevelPassWorkgroupsGpu;
 }
 
+// One indirect dispatch of a level: a node, or a dispatch group of consecutive nodes that share one lowered pipeline
+// (docs/design.md, "Dispatch groups"), dispatched together through its first node's arguments.
+struct LevelDispatch {
+    uint32_t first_node = 0;
+    uint32_t group_size = 1;  // 1: first_node alone, with its NodeDispatchPlan::label
+    std::string group_label;  // group_size > 1 and debug labels: e.g. "shade[0] .. shade[7] (8 nodes)"
+};
+
 // Everything about a graph that RecordDispatch needs and that does not change between dispatches: built once when the
 // graph pipeline is created (GraphPipeline::dispatch_plan) and recorded from directly.
 struct GraphPlan {
@@ -86,7 +94,15 @@ struct GraphPlan {
     // Schedule every level with the split passes (prepare, scatter, write_args: four barriers per level) even where the
     // fused level pass applies. For tests of the split passes; graphs beyond the fused limits use them anyway.
     bool force_split_level_passes = false;
+    // Filled by FormDispatchGroups(); empty: every node of levels[L] is dispatched alone. Used only with the fused level
+    // pass, which is what computes the groups' arguments.
+    std::vector<uint32_t> dispatch_group_first, dispatch_group_size;  // per node, for NodeStaticInfo
+    std::vector<std::vector<LevelDispatch>> level_dispatches;          // per level
 
+    // Groups runs of consecutive nodes with the same pipeline, layout and context offset that do not share another
+    // node's input, when the graph uses the fused level pass, and lists each level's dispatches. Call once nodes, levels
+    // and labels are final.
+    void FormDispatchGroups();
     uint32_t node_count() const { return static_cast<uint32_t>(nodes.size()); }
     uint32_t sharing_node_count() const;
     // One meta dispatch and two barriers per level (level.comp), rather than three and four.
@@ -105,7 +121,8 @@ struct DispatchOptions {
     // same for all of them. The meta passes between levels push their own constants (with the meta layout) into the
     // same push-constant bytes, hence once per level; descriptor sets stay bound (meta layouts have no sets).
     std::function<void(VkCommandBuffer, uint32_t node)> bind_node_state;
-    // Wrap each level in a "level N" debug-utils label region and each node dispatch in one named NodeDispatchPlan::label,
+    // Wrap each level in a "level N" debug-utils label region and each node dispatch in one named NodeDispatchPlan::label
+    // (a dispatch group's in its LevelDispatch::group_label),
     // so that debuggers show the graph as named compute dispatches. Only when the application enabled VK_EXT_debug_utils
     // on its instance (the label commands are not valid otherwise) and the dispatch table has both label commands.
     bool debug_labels = false;

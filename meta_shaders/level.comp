@@ -44,6 +44,9 @@ layout(buffer_reference, std430, buffer_reference_align = 4) coherent buffer Coh
 };
 
 shared uint s_end[kMaxNodes];  // inclusive prefix sum of the input counts: node n's range is [s_end[n-1], s_end[n])
+                               // (later reused for the exclusive prefix sum of the workgroup counts)
+shared uint s_total[kMaxNodes];  // last workgroup: the workgroups each node needs at this level
+shared uint64_t s_scan64[256];
 shared uint s_scan[256];
 shared uint s_sharing_count;
 shared uvec2 s_sharing[kMaxSharingNodes];  // (consumer, source) of each sharing node
@@ -130,6 +133,30 @@ uint ScanInputCounts(Half input_half, NodeTable table, uint node_count) {
     return running;
 }
 
+// Last workgroup: s_end[n] = exclusive prefix sum of s_total over the graph's nodes (mod 2^32), for the members' first
+// workgroups within their dispatch groups (a difference of two prefix sums). Returns whether the level's total reached
+// 2^32, the only case in which such a difference can wrap. Called in workgroup-uniform control flow.
+bool ScanWorkgroupTotals(uint node_count) {
+    const uint t = gl_LocalInvocationIndex;
+    uint64_t running = 0ul;
+    for (uint chunk = 0u; chunk < node_count; chunk += 256u) {
+        const uint n = chunk + t;
+        const uint total = n < node_count ? s_total[n] : 0u;
+        s_scan64[t] = uint64_t(total);
+        barrier();
+        for (uint d = 1u; d < 256u; d <<= 1u) {
+            const uint64_t addend = t >= d ? s_scan64[t - d] : 0ul;
+            barrier();
+            s_scan64[t] += addend;
+            barrier();
+        }
+        if (n < node_count) s_end[n] = uint(running + s_scan64[t]) - total;
+        running += s_scan64[255];
+        barrier();  // s_scan64 is rewritten by the next chunk
+    }
+    return running > 0xFFFFFFFFul;
+}
+
 void main() {
     GraphHeader header = GraphHeader(pc.scratch);
     const uint t = gl_LocalInvocationIndex;
@@ -159,6 +186,7 @@ void main() {
         output_half.nodes[n].dispatch[1] = 0u;
         output_half.nodes[n].dispatch[2] = 0u;
         output_half.nodes[n].scatter_cursor = 0ul;
+        output_half.nodes[n].group_first_workgroup = 0u;
     }
     if (gl_GlobalInvocationID.x == 0u) {
         output_half.heap_top = 0u;
@@ -227,7 +255,35 @@ void main() {
         } else {
             total = BatchedWorkgroups(table, n, kept);
         }
-        WriteDispatchArgs(pc.scratch, header, input_half, n, pc.level, total);
+        s_total[n] = total;
+    }
+
+    // Dispatch groups (docs/design.md, "Dispatch groups"): the scheduler dispatches a group's first node with the whole
+    // group's workgroups, and each member finds its workgroups by its first workgroup within the group.
+    barrier();  // s_total is complete, and nothing reads s_end's input ranges any more
+    const bool overflow = ScanWorkgroupTotals(node_count);
+    for (uint n = t; n < node_count; n += 256u) {
+        WriteDispatchArgs(pc.scratch, header, input_half, n, pc.level, s_total[n]);
+        const uint first = table.infos[n].dispatch_group_first;
+        const uint size = table.infos[n].dispatch_group_size;
+        input_half.nodes[n].group_first_workgroup = 0u;
+        if (size <= 1u || first > n || n - first >= size || first + size > node_count) continue;
+        input_half.nodes[n].group_first_workgroup = s_end[n] - s_end[first];
+        if (n != first) continue;
+        uint64_t group_total = uint64_t(s_end[first + size - 1u] - s_end[first]) + uint64_t(s_total[first + size - 1u]);
+        if (overflow) {
+            // Only when the level's workgroups reached 2^32: sum exactly; a group that really has that many cannot be
+            // dispatched (its members' first workgroups would wrap), so its records are dropped and reported.
+            group_total = 0ul;
+            for (uint m = first; m < first + size; ++m) group_total += uint64_t(s_total[m]);
+            if (group_total > 0xFFFFFFFFul) {
+                for (uint m = first; m < first + size; ++m) {
+                    ReportDrop(pc.scratch, header, m, pc.level, kStatusGridClamped, input_half.nodes[m].record_count);
+                }
+                group_total = 0ul;
+            }
+        }
+        WriteGroupDispatchArgs(pc.scratch, header, input_half, n, pc.level, uint(group_total));
     }
     if (t == 0u) {
         atomicMax(header.heap_high_water, input_half.heap_top);

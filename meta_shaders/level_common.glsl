@@ -61,16 +61,20 @@ uint BatchedWorkgroups(NodeTable table, uint node, uint kept) {
 // every device supports (maxComputeWorkGroupCount) and y carries the rest; the lowered node computes its linear
 // workgroup as WorkgroupId.y * 65535 + WorkgroupId.x and returns past workgroup_count (scratch_layout.h,
 // kDispatchSplitWidth). Called by the one invocation that owns node n.
+uvec3 SplitDispatch(uint64_t scratch, GraphHeader header, uint n, uint level, uint total) {
+    if (total == 0u) return uvec3(0u);
+    uint rows = total / kDispatchSplitWidth + (total % kDispatchSplitWidth != 0u ? 1u : 0u);
+    if (rows > kDispatchSplitWidth) {
+        // Only reachable past 65535 * 65535 workgroups in one node (or dispatch group) and level.
+        rows = kDispatchSplitWidth;
+        ReportDrop(scratch, header, n, level, kStatusGridClamped, 0u);
+    }
+    return uvec3(min(total, kDispatchSplitWidth), rows, 1u);
+}
+
 void WriteDispatchArgs(uint64_t scratch, GraphHeader header, Half input_half, uint n, uint level, uint total) {
-    uvec3 dispatch = uvec3(0u);
+    const uvec3 dispatch = SplitDispatch(scratch, header, n, level, total);
     if (total != 0u) {
-        uint rows = total / kDispatchSplitWidth + (total % kDispatchSplitWidth != 0u ? 1u : 0u);
-        if (rows > kDispatchSplitWidth) {
-            // Only reachable past 65535 * 65535 workgroups in one node and level.
-            rows = kDispatchSplitWidth;
-            ReportDrop(scratch, header, n, level, kStatusGridClamped, 0u);
-        }
-        dispatch = uvec3(min(total, kDispatchSplitWidth), rows, 1u);
         NodeStatsTable stats = NodeStatsAt(scratch, header);
         stats.stats[n].dispatches += 1u;
         const uint before = stats.stats[n].workgroups;
@@ -80,6 +84,15 @@ void WriteDispatchArgs(uint64_t scratch, GraphHeader header, Half input_half, ui
     input_half.nodes[n].dispatch[0] = dispatch.x;
     input_half.nodes[n].dispatch[1] = dispatch.y;
     input_half.nodes[n].dispatch[2] = dispatch.z;
+}
+
+// The dispatch of the dispatch group whose first node is `first`: `total` workgroups, all its members' together. Replaces
+// the first node's own VkDispatchIndirectCommand (WriteDispatchArgs, called before); its statistics stay its own.
+void WriteGroupDispatchArgs(uint64_t scratch, GraphHeader header, Half input_half, uint first, uint level, uint total) {
+    const uvec3 dispatch = SplitDispatch(scratch, header, first, level, total);
+    input_half.nodes[first].dispatch[0] = dispatch.x;
+    input_half.nodes[first].dispatch[1] = dispatch.y;
+    input_half.nodes[first].dispatch[2] = dispatch.z;
 }
 
 #endif  // EXECGRAPH_LEVEL_COMMON_GLSL

@@ -74,16 +74,20 @@ const uint kNodeStaticInfoMaxRecursionOffset = 36u;
 const uint kNodeStaticInfoSharesInputWithOffset = 40u;
 const uint kNodeStaticInfoIsApiEntryOffset = 44u;
 const uint kNodeStaticInfoShaderIndexOffset = 48u;
+const uint kNodeStaticInfoOutputTableBaseOffset = 52u;
+const uint kNodeStaticInfoDispatchGroupFirstOffset = 56u;
+const uint kNodeStaticInfoDispatchGroupSizeOffset = 60u;
 const uint kHalfHeaderSize = 16u;
 const uint kHalfHeaderHeapTopOffset = 0u;
 const uint kHalfHeaderRecordCountOffset = 4u;
 const uint kHalfHeaderLevelPassDoneOffset = 8u;
-const uint kNodeStateSize = 32u;
+const uint kNodeStateSize = 48u;
 const uint kNodeStateRecordCountOffset = 0u;
 const uint kNodeStateDirectoryBaseOffset = 4u;
 const uint kNodeStateWorkgroupCountOffset = 8u;
 const uint kNodeStateDispatchOffset = 12u;
 const uint kNodeStateScatterCursorOffset = 24u;
+const uint kNodeStateGroupFirstWorkgroupOffset = 32u;
 const uint kRecordEntrySize = 16u;
 const uint kRecordEntryNodeOffset = 0u;
 const uint kRecordEntryPayloadOffsetOffset = 4u;
@@ -143,7 +147,9 @@ struct NodeStaticInfo {
     uint shares_input_with;
     uint is_api_entry;
     uint shader_index;
-    uint reserved[3];
+    uint output_table_base;
+    uint dispatch_group_first;
+    uint dispatch_group_size;
 };
 
 layout(buffer_reference, std430, buffer_reference_align = 8) buffer NodeTable {
@@ -156,6 +162,8 @@ struct NodeState {
     uint workgroup_count;
     uint dispatch[3];
     uint64_t scatter_cursor;
+    uint group_first_workgroup;
+    uint node_state_reserved[3];
 };
 
 // HalfHeader followed by NodeState[node_count]: one reference reaches both.

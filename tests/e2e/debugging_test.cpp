@@ -226,10 +226,11 @@ TEST_F(DebugLabels, EachLevelHasOneMetaDispatchAndTwoBarriers) {
     EXPECT_EQ(context.log().Problems(), "");
 }
 
-// Nodes lowered from one module share a pipeline, and a level binds it once for all of them: level 0 dispatches the four
-// Entry[i] and the four B[i] sinks (every node is an API entry) with two binds, level 1 the four sinks with one (the
-// hello graph's distinct nodes still get one each). The sinks' ShaderIndexAMDX and records still come out right.
-TEST_F(DebugLabels, NodesSharingAPipelineAreBoundOncePerLevel) {
+// Nodes lowered from one module share a pipeline, and consecutive ones form a dispatch group that a level binds once and
+// dispatches once (docs/design.md, "Dispatch groups"): level 0 dispatches the four Entry[i] and the four B[i] sinks
+// (every node is an API entry) as two groups, level 1 the four sinks as one (the hello graph's distinct nodes still get
+// one dispatch each). The sinks' ShaderIndexAMDX and records still come out right, so each workgroup found its member.
+TEST_F(DebugLabels, NodesSharingAPipelineAreBoundAndDispatchedOncePerLevel) {
     GraphTestContext context(WithCapture());
     ASSERT_TRUE(context.ok());
     CaptureReader capture;
@@ -285,12 +286,18 @@ TEST_F(DebugLabels, NodesSharingAPipelineAreBoundOncePerLevel) {
             if (labels.binds[i][1] == "level " + std::to_string(level)) node_pipelines[level].push_back(labels.bound_pipelines[i]);
         }
     }
+    std::vector<std::string> group_labels[2];
     for (const std::vector<std::string>& stack : labels.indirect_dispatches) {
-        for (uint32_t level = 0; level < 2; ++level)
-            node_dispatches[level] += stack.size() == 3 && stack[1] == "level " + std::to_string(level);
+        for (uint32_t level = 0; level < 2; ++level) {
+            if (stack.size() != 3 || stack[1] != "level " + std::to_string(level)) continue;
+            ++node_dispatches[level];
+            group_labels[level].push_back(stack[2]);
+        }
     }
-    EXPECT_EQ(node_dispatches[0], 8u) << Joined(events);
-    EXPECT_EQ(node_dispatches[1], 4u) << Joined(events);
+    EXPECT_EQ(node_dispatches[0], 2u) << Joined(events);
+    EXPECT_EQ(node_dispatches[1], 1u) << Joined(events);
+    EXPECT_EQ(group_labels[0], (std::vector<std::string>{"Entry[0] .. Entry[3] (4 nodes)", "B[0] .. B[3] (4 nodes)"}));
+    EXPECT_EQ(group_labels[1], (std::vector<std::string>{"B[0] .. B[3] (4 nodes)"}));
     ASSERT_EQ(node_pipelines[0].size(), 2u) << Joined(events);  // Entry's, then B's
     ASSERT_EQ(node_pipelines[1].size(), 1u) << Joined(events);
     EXPECT_NE(node_pipelines[0][0], node_pipelines[0][1]);

@@ -153,6 +153,44 @@ TEST_F(LaunchKinds, MoreThan65535WorkgroupsInOneNodeDispatch) {
     ExpectUav(uav, std::vector<uint32_t>(5000, 0xFFFFFFFFu));
 }
 
+// Nodes of one module that share a pipeline are dispatched as one dispatch group (docs/design.md, "Dispatch groups"):
+// main[0] and main[2] each get one record of 80000 workgroups and main[1] none, so the group's one dispatch has 160000
+// workgroups, more than one dimension holds, and the member boundary falls inside a row of the split. Every workgroup
+// must find its member and its workgroup within the member's record.
+TEST_F(LaunchKinds, DispatchGroupSpansTheSplitWidthAndSkipsAnEmptyMember) {
+    const uint32_t first_base = 0, second_base = 2500;
+    TestBuffer& uav = Uav(5000 + 64);
+    std::vector<NodeStage> stages;
+    for (uint32_t i = 0; i < 3; ++i) stages.push_back({ReadModule("wide_static_grid"), "main", nullptr, i});
+    RunGraph(stages, uav, {{"main", 0, 1, &first_base, sizeof(uint32_t)}, {"main", 2, 1, &second_base, sizeof(uint32_t)}});
+    std::vector<uint32_t> expected(5000, 0xFFFFFFFFu);
+    expected.resize(5000 + 64, 0);
+    ExpectUav(uav, expected);
+}
+
+// A dispatch group of sixteen coalescing sinks B[0..15] with uneven work: the entry sends 8 records per entry record to
+// B[node_idx] (output_node_array_runtime_index, whose output array has 4 nodes), here 24 to B[1], 16 to B[3] and none
+// to the others: the first member and the twelve last ones (never reachable) have no work. Each sink adds what it received at UAV[2 * ShaderIndexAMDX] and counts it at the
+// next word, so a workgroup that ran as the wrong member, or twice, shows up.
+TEST_F(LaunchKinds, DispatchGroupMembersWithUnevenAndNoWork) {
+    struct Rec {
+        uint32_t node_idx, value;
+    };
+    const std::vector<Rec> records = {{1, 10}, {3, 200}, {1, 30}, {1, 50000}, {3, 600000}};
+    TestBuffer& uav = Uav(32);
+    std::vector<NodeStage> stages = {{ReadCorpus("output_node_array_runtime_index"), "main", "Entry", 0}};
+    for (uint32_t i = 0; i < 16; ++i) stages.push_back({ReadModule("array_sink"), "main", "B", i});
+    RunGraph(stages, uav, {{"Entry", 0, static_cast<uint32_t>(records.size()), records.data(), sizeof(Rec)}});
+    std::vector<uint32_t> expected(32, 0);
+    for (const Rec& r : records) {
+        for (uint32_t thread = 0; thread < 8; ++thread) {
+            expected[2 * r.node_idx] += r.value + thread;
+            expected[2 * r.node_idx + 1] += 1;
+        }
+    }
+    ExpectUav(uav, expected);
+}
+
 struct IdxValue {
     uint32_t idx, v;
 };

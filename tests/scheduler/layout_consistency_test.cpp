@@ -79,6 +79,9 @@ TEST(LayoutConsistency, GlslConstantsMatchTheCppHeader) {
         {"kNodeStaticInfoSharesInputWithOffset", offsetof(NodeStaticInfo, shares_input_with)},
         {"kNodeStaticInfoIsApiEntryOffset", offsetof(NodeStaticInfo, is_api_entry)},
         {"kNodeStaticInfoShaderIndexOffset", offsetof(NodeStaticInfo, shader_index)},
+        {"kNodeStaticInfoOutputTableBaseOffset", offsetof(NodeStaticInfo, output_table_base)},
+        {"kNodeStaticInfoDispatchGroupFirstOffset", offsetof(NodeStaticInfo, dispatch_group_first)},
+        {"kNodeStaticInfoDispatchGroupSizeOffset", offsetof(NodeStaticInfo, dispatch_group_size)},
         {"kHalfHeaderSize", sizeof(HalfHeader)},
         {"kHalfHeaderHeapTopOffset", offsetof(HalfHeader, heap_top)},
         {"kHalfHeaderRecordCountOffset", offsetof(HalfHeader, record_count)},
@@ -89,6 +92,7 @@ TEST(LayoutConsistency, GlslConstantsMatchTheCppHeader) {
         {"kNodeStateWorkgroupCountOffset", offsetof(NodeState, workgroup_count)},
         {"kNodeStateDispatchOffset", offsetof(NodeState, dispatch)},
         {"kNodeStateScatterCursorOffset", offsetof(NodeState, scatter_cursor)},
+        {"kNodeStateGroupFirstWorkgroupOffset", offsetof(NodeState, group_first_workgroup)},
         {"kRecordEntrySize", sizeof(RecordEntry)},
         {"kRecordEntryNodeOffset", offsetof(RecordEntry, node)},
         {"kRecordEntryPayloadOffsetOffset", offsetof(RecordEntry, payload_offset)},
@@ -154,11 +158,11 @@ TEST(LayoutConsistency, GlslStructsMatchTheCppStructs) {
     expected_header->reserved[44] = 21;
     reinterpret_cast<NodeStats*>(expected.data() + 3072)[1] = NodeStats{501, 502, 503, 504, 505, 506, {507, 508}};
     reinterpret_cast<NodeStaticInfo*>(expected.data() + 256)[1] =
-        NodeStaticInfo{101, 102, {103, 104, 105}, 106, 107, 108, 109, 110, 111, 112, 113, {114, 115, 116}};
+        NodeStaticInfo{101, 102, {103, 104, 105}, 106, 107, 108, 109, 110, 111, 112, 113, 114, 115, 116};
     auto* expected_half = reinterpret_cast<HalfHeader*>(expected.data() + 512);
     *expected_half = HalfHeader{201, 202, 203, 204};
     reinterpret_cast<NodeState*>(expected.data() + 512 + sizeof(HalfHeader))[1] =
-        NodeState{205, 206, 207, {208, 209, 210}, 0x1122334455667788ull};
+        NodeState{205, 206, 207, {208, 209, 210}, 0x1122334455667788ull, 211, {212, 213, 214}};
     reinterpret_cast<RecordEntry*>(expected.data() + 1024)[1] = RecordEntry{301, 302, 303, 304};
     reinterpret_cast<DirectoryEntry*>(expected.data() + 1088)[1] = DirectoryEntry{401, 402, 403, 404};
     auto* derived = reinterpret_cast<uint32_t*>(expected.data() + 2048);

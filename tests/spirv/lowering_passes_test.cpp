@@ -501,10 +501,10 @@ TEST(LoweringPasses, LaunchPrependsThePrologueAndRetargetsBuiltins) {
     for (const Instruction* inst : BodyInstructions(m))
         scratch_stores += inst->opcode() == Op::OpStore && inst->Word(0) == pipeline.ctx().var_scratch;
     EXPECT_EQ(scratch_stores, 1u);
-    // An early return for the workgroups past the node's work: one OpReturn more in the entry point.
+    // Early returns for the workgroups past the node's work and past a dispatch group's: two OpReturns more.
     std::size_t returns = 0;
     for (const BasicBlock& block : entry->blocks) returns += block.instructions.back().opcode() == Op::OpReturn;
-    EXPECT_EQ(returns, 2u);
+    EXPECT_EQ(returns, 3u);
 
     pipeline.FinishAndValidate();
 }

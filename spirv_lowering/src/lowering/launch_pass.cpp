@@ -148,12 +148,6 @@ Result<bool> LaunchPass::Run(Module& module) {
     const std::uint32_t context_pointer =
         e.Emit(Op::OpAccessChain, ctx_.push_constant_u64_pointer, {ctx_.push_constant_var, e.U32(ctx_.push_constant_member)});
     e.Store(ctx_.var_scratch, e.Load(ctx_.u64, context_pointer));
-    const std::uint32_t node_index_pointer =
-        e.Emit(Op::OpAccessChain, ctx_.push_constant_u32_pointer, {ctx_.push_constant_var, e.U32(ctx_.push_constant_member + 1)});
-    e.Store(ctx_.var_node_index, e.Load(ctx_.u32, node_index_pointer));
-    const std::uint32_t table_base_pointer =
-        e.Emit(Op::OpAccessChain, ctx_.push_constant_u32_pointer, {ctx_.push_constant_var, e.U32(ctx_.push_constant_member + 2)});
-    e.Store(ctx_.var_output_table_base, e.Load(ctx_.u32, table_base_pointer));
     const std::uint32_t node_count = e.LoadScratchU32(e.U32(offsets::kHeaderNodeCount));
     const std::uint32_t input_half_index = e.LoadScratchU32(e.U32(offsets::kHeaderInputHalf));
     const std::uint32_t record_capacity = e.LoadScratchU32(e.U32(offsets::kHeaderRecordCapacity));
@@ -172,18 +166,44 @@ Result<bool> LaunchPass::Run(Module& module) {
     e.Store(ctx_.var_directory_offset, directory_offset);
     e.Store(ctx_.var_heap_offset, heap_offset);
 
-    const std::uint32_t me = e.LoadU32Var(ctx_.var_node_index);
-    std::uint32_t state_node = me;
-    if (info.shares_input_with_name) {
-        // A SharesInputWithAMDX node consumes the records of the node named in NodeStaticInfo.shares_input_with.
-        const std::uint32_t table = e.LoadScratchU32(e.U32(offsets::kHeaderNodeTableOffset));
-        const std::uint32_t shared = e.LoadScratchU32(
-            e.Add(e.Add(table, e.Mul(me, e.U32(offsets::kNodeStaticInfoSize))), e.U32(offsets::kNodeStaticSharesInputWith)));
-        state_node = e.SelectU32(e.NotEqual(shared, e.U32(runtime::kInvalidNode)), shared, me);
-    }
-    const std::uint32_t state = e.Add(input_half, e.Add(e.U32(offsets::kHalfNodes), e.Mul(state_node, e.U32(offsets::kNodeStateSize))));
-    const std::uint32_t record_count = e.LoadScratchU32(e.Add(state, e.U32(offsets::kNodeStateRecordCount)));
-    const std::uint32_t directory_base = e.LoadScratchU32(e.Add(state, e.U32(offsets::kNodeStateDirectoryBase)));
+    // The last index i in [0, count) with key(i) <= target, by binary search (key ascending; key(0) <= target is given).
+    auto search_last_at_or_before = [&](std::uint32_t count, std::uint32_t target, auto key) {
+        const std::uint32_t pre = b.current_label();
+        const std::uint32_t header = b.NewLabel(), body = b.NewLabel(), merge = b.NewLabel();
+        const std::uint32_t lo = module.TakeNextId(), hi = module.TakeNextId();
+        const std::uint32_t next_lo = module.TakeNextId(), next_hi = module.TakeNextId();
+        e.EmitVoid(Op::OpBranch, {header});
+        b.StartBlock(header);
+        Instruction lo_phi(Op::OpPhi, ctx_.u32, lo);
+        lo_phi.AddId(e.U32(0)).AddId(pre).AddId(next_lo).AddId(body);
+        e.Append(std::move(lo_phi));
+        Instruction hi_phi(Op::OpPhi, ctx_.u32, hi);
+        hi_phi.AddId(count).AddId(pre).AddId(next_hi).AddId(body);
+        e.Append(std::move(hi_phi));
+        const std::uint32_t searching = e.Less(e.Add(lo, e.U32(1)), hi);
+        Instruction loop_merge(Op::OpLoopMerge);
+        loop_merge.AddId(merge).AddId(body).AddWord(0, OperandKind::LoopControl);
+        e.Append(std::move(loop_merge));
+        e.EmitVoid(Op::OpBranchConditional, {searching, body, merge});
+        b.StartBlock(body);
+        const std::uint32_t mid = e.ShiftRight(e.Add(lo, hi), e.U32(1));
+        const std::uint32_t at_or_before = e.LessEqual(key(mid), target);
+        Instruction select_lo(Op::OpSelect, ctx_.u32, next_lo);
+        select_lo.AddId(at_or_before).AddId(mid).AddId(lo);
+        e.Append(std::move(select_lo));
+        Instruction select_hi(Op::OpSelect, ctx_.u32, next_hi);
+        select_hi.AddId(at_or_before).AddId(hi).AddId(mid);
+        e.Append(std::move(select_hi));
+        e.EmitVoid(Op::OpBranch, {header});
+        b.StartBlock(merge);
+        return lo;
+    };
+    auto node_state_at = [&](std::uint32_t node) {
+        return e.Add(input_half, e.Add(e.U32(offsets::kHalfNodes), e.Mul(node, e.U32(offsets::kNodeStateSize))));
+    };
+    auto node_static_info_at = [&](std::uint32_t node) {
+        return e.Add(e.LoadScratchU32(e.U32(offsets::kHeaderNodeTableOffset)), e.Mul(node, e.U32(offsets::kNodeStaticInfoSize)));
+    };
 
     Result<BuiltinShape> workgroup_shape = ShapeOfBuiltin(module, ctx_.builtin_workgroup_id);
     if (!workgroup_shape) return workgroup_shape.error();
@@ -196,8 +216,56 @@ Result<bool> LaunchPass::Run(Module& module) {
         e.Append(std::move(inst));
         return id;
     };
-    const std::uint32_t linear =
+    const std::uint32_t dispatched_linear =
         e.Add(e.Mul(extract(workgroup_id, 1), e.U32(runtime::kDispatchSplitWidth)), extract(workgroup_id, 0));
+
+    // A dispatch-group dispatch (NodePushContext::output_table_base == kDispatchGroupMarker) runs the workgroups of every
+    // member of the group that starts at node_index, one after the other: the level pass wrote each member's first
+    // workgroup within the group (NodeState::group_first_workgroup), so the workgroup's member is the last one whose
+    // first workgroup is at or before it, and the member's own linear workgroup is the difference (docs/design.md,
+    // "Dispatch groups"). Members without work have no workgroups and are never found.
+    const std::uint32_t pushed_node =
+        e.Load(ctx_.u32, e.Emit(Op::OpAccessChain, ctx_.push_constant_u32_pointer, {ctx_.push_constant_var, e.U32(ctx_.push_constant_member + 1)}));
+    const std::uint32_t pushed_table_base =
+        e.Load(ctx_.u32, e.Emit(Op::OpAccessChain, ctx_.push_constant_u32_pointer, {ctx_.push_constant_var, e.U32(ctx_.push_constant_member + 2)}));
+    e.Store(ctx_.var_node_index, pushed_node);
+    e.Store(ctx_.var_output_table_base, pushed_table_base);
+    const std::uint32_t linear = b.IfValue(e.Equal(pushed_table_base, e.U32(runtime::kDispatchGroupMarker)), ctx_.u32, dispatched_linear, [&]() {
+        const std::uint32_t group_size =
+            e.Max(e.LoadScratchU32(e.Add(node_static_info_at(pushed_node), e.U32(offsets::kNodeStaticDispatchGroupSize))), e.U32(1));
+        const std::uint32_t last_state = node_state_at(e.Sub(e.Add(pushed_node, group_size), e.U32(1)));
+        const std::uint32_t group_workgroups = e.Add(e.LoadScratchU32(e.Add(last_state, e.U32(offsets::kNodeStateGroupFirstWorkgroup))),
+                                                     e.LoadScratchU32(e.Add(last_state, e.U32(offsets::kNodeStateWorkgroupCount))));
+        // Rows of kDispatchSplitWidth round the dispatch up: the rest return at once.
+        const std::uint32_t in_group_label = b.NewLabel(), past_group_label = b.NewLabel();
+        const std::uint32_t past_group = e.LessEqual(group_workgroups, dispatched_linear);
+        b.SelectionMerge(in_group_label);
+        e.EmitVoid(Op::OpBranchConditional, {past_group, past_group_label, in_group_label});
+        b.StartBlock(past_group_label);
+        e.EmitVoid(Op::OpReturn, {});
+        b.StartBlock(in_group_label);
+        const std::uint32_t member = e.Add(pushed_node, search_last_at_or_before(group_size, dispatched_linear, [&](std::uint32_t i) {
+            return e.LoadScratchU32(e.Add(node_state_at(e.Add(pushed_node, i)), e.U32(offsets::kNodeStateGroupFirstWorkgroup)));
+        }));
+        e.Store(ctx_.var_node_index, member);
+        e.Store(ctx_.var_output_table_base,
+                e.LoadScratchU32(e.Add(node_static_info_at(member), e.U32(offsets::kNodeStaticOutputTableBase))));
+        return e.Sub(dispatched_linear,
+                     e.LoadScratchU32(e.Add(node_state_at(member), e.U32(offsets::kNodeStateGroupFirstWorkgroup))));
+    });
+
+    const std::uint32_t me = e.LoadU32Var(ctx_.var_node_index);
+    std::uint32_t state_node = me;
+    if (info.shares_input_with_name) {
+        // A SharesInputWithAMDX node consumes the records of the node named in NodeStaticInfo.shares_input_with.
+        const std::uint32_t table = e.LoadScratchU32(e.U32(offsets::kHeaderNodeTableOffset));
+        const std::uint32_t shared = e.LoadScratchU32(
+            e.Add(e.Add(table, e.Mul(me, e.U32(offsets::kNodeStaticInfoSize))), e.U32(offsets::kNodeStaticSharesInputWith)));
+        state_node = e.SelectU32(e.NotEqual(shared, e.U32(runtime::kInvalidNode)), shared, me);
+    }
+    const std::uint32_t state = e.Add(input_half, e.Add(e.U32(offsets::kHalfNodes), e.Mul(state_node, e.U32(offsets::kNodeStateSize))));
+    const std::uint32_t record_count = e.LoadScratchU32(e.Add(state, e.U32(offsets::kNodeStateRecordCount)));
+    const std::uint32_t directory_base = e.LoadScratchU32(e.Add(state, e.U32(offsets::kNodeStateDirectoryBase)));
 
     std::uint32_t local_index = 0;
     std::uint32_t past = 0;
@@ -254,38 +322,12 @@ Result<bool> LaunchPass::Run(Module& module) {
             break;
         }
         case LaunchKind::kBroadcastDynamic: {
-            // Last directory entry of the node with first_workgroup <= linear: binary search over [lo, hi).
-            const std::uint32_t pre = b.current_label();
-            const std::uint32_t header = b.NewLabel(), body = b.NewLabel(), merge = b.NewLabel();
-            const std::uint32_t lo = module.TakeNextId(), hi = module.TakeNextId();
-            const std::uint32_t next_lo = module.TakeNextId(), next_hi = module.TakeNextId();
-            e.EmitVoid(Op::OpBranch, {header});
-            b.StartBlock(header);
-            Instruction lo_phi(Op::OpPhi, ctx_.u32, lo);
-            lo_phi.AddId(e.U32(0)).AddId(pre).AddId(next_lo).AddId(body);
-            e.Append(std::move(lo_phi));
-            Instruction hi_phi(Op::OpPhi, ctx_.u32, hi);
-            hi_phi.AddId(record_count).AddId(pre).AddId(next_hi).AddId(body);
-            e.Append(std::move(hi_phi));
-            const std::uint32_t searching = e.Less(e.Add(lo, e.U32(1)), hi);
-            Instruction loop_merge(Op::OpLoopMerge);
-            loop_merge.AddId(merge).AddId(body).AddWord(0, OperandKind::LoopControl);
-            e.Append(std::move(loop_merge));
-            e.EmitVoid(Op::OpBranchConditional, {searching, body, merge});
-            b.StartBlock(body);
-            const std::uint32_t mid = e.ShiftRight(e.Add(lo, hi), e.U32(1));
-            const std::uint32_t mid_entry = e.Add(e.Add(input_half, directory_offset),
-                                                  e.Mul(e.Add(directory_base, mid), e.U32(offsets::kDirectoryEntrySize)));
-            const std::uint32_t first = e.LoadScratchU32(e.Add(mid_entry, e.U32(offsets::kDirectoryFirstWorkgroup)));
-            const std::uint32_t at_or_before = e.LessEqual(first, linear);
-            Instruction select_lo(Op::OpSelect, ctx_.u32, next_lo);
-            select_lo.AddId(at_or_before).AddId(mid).AddId(lo);
-            e.Append(std::move(select_lo));
-            Instruction select_hi(Op::OpSelect, ctx_.u32, next_hi);
-            select_hi.AddId(at_or_before).AddId(hi).AddId(mid);
-            e.Append(std::move(select_hi));
-            e.EmitVoid(Op::OpBranch, {header});
-            b.StartBlock(merge);
+            // Last directory entry of the node with first_workgroup <= linear.
+            const std::uint32_t lo = search_last_at_or_before(record_count, linear, [&](std::uint32_t mid) {
+                const std::uint32_t mid_entry = e.Add(e.Add(input_half, directory_offset),
+                                                      e.Mul(e.Add(directory_base, mid), e.U32(offsets::kDirectoryEntrySize)));
+                return e.LoadScratchU32(e.Add(mid_entry, e.U32(offsets::kDirectoryFirstWorkgroup)));
+            });
             directory_first = e.Add(directory_base, lo);
             const std::uint32_t entry_offset =
                 e.Add(e.Add(input_half, directory_offset), e.Mul(directory_first, e.U32(offsets::kDirectoryEntrySize)));

@@ -46,10 +46,11 @@ inline constexpr std::uint32_t kNodeStatsFirstDropLevelComplement = offsetof(run
 inline constexpr std::uint32_t kHalfHeapTop = 0;
 inline constexpr std::uint32_t kHalfRecordCount = 4;
 inline constexpr std::uint32_t kHalfNodes = 16;  // sizeof(HalfHeader)
-inline constexpr std::uint32_t kNodeStateSize = 32;
+inline constexpr std::uint32_t kNodeStateSize = sizeof(runtime::NodeState);
 inline constexpr std::uint32_t kNodeStateRecordCount = 0;
 inline constexpr std::uint32_t kNodeStateDirectoryBase = 4;
 inline constexpr std::uint32_t kNodeStateWorkgroupCount = 8;
+inline constexpr std::uint32_t kNodeStateGroupFirstWorkgroup = offsetof(runtime::NodeState, group_first_workgroup);
 inline constexpr std::uint32_t kRecordEntrySize = 16;
 inline constexpr std::uint32_t kDirectoryEntrySize = 16;
 inline constexpr std::uint32_t kDirectoryPayloadOffset = 0;
@@ -59,6 +60,8 @@ inline constexpr std::uint32_t kDirectoryFinishCounter = 12;
 inline constexpr std::uint32_t kNodeStaticInfoSize = 64;
 inline constexpr std::uint32_t kNodeStaticSharesInputWith = 40;
 inline constexpr std::uint32_t kNodeStaticShaderIndex = 48;
+inline constexpr std::uint32_t kNodeStaticOutputTableBase = offsetof(runtime::NodeStaticInfo, output_table_base);
+inline constexpr std::uint32_t kNodeStaticDispatchGroupSize = offsetof(runtime::NodeStaticInfo, dispatch_group_size);
 inline constexpr std::uint32_t kHeapAlignment = 16;
 }  // namespace offsets
 

@@ -37,14 +37,15 @@ void main() {
 
     NodeTable table = NodeTable(pc.out_base + 256ul);
     table.infos[1] = NodeStaticInfo(101u, 102u, uint[3](103u, 104u, 105u), 106u, 107u, 108u, 109u, 110u, 111u, 112u,
-                                    113u, uint[3](114u, 115u, 116u));
+                                    113u, 114u, 115u, 116u);
 
     Half half_ref = Half(pc.out_base + 512ul);
     half_ref.heap_top = 201u;
     half_ref.record_count = 202u;
     half_ref.level_pass_done = 203u;
     half_ref.half_reserved = 204u;
-    half_ref.nodes[1] = NodeState(205u, 206u, 207u, uint[3](208u, 209u, 210u), 0x1122334455667788ul);
+    half_ref.nodes[1] = NodeState(205u, 206u, 207u, uint[3](208u, 209u, 210u), 0x1122334455667788ul, 211u,
+                                 uint[3](212u, 213u, 214u));
 
     RecordList records = RecordList(pc.out_base + 1024ul);
     records.entries[1] = RecordEntry(301u, 302u, 303u, 304u);

@@ -18,10 +18,17 @@ inline constexpr uint32_t kScratchMagic = 0x52475845u;  // "EXGR": written by vk
 // source share one module and one VkPipeline (docs/design.md, "How a node receives its scheduler context").
 struct NodePushContext {
     uint64_t scratch_address;
-    uint32_t node_index;         // the node's graph index (NodeState/NodeStaticInfo/NodeStats index)
+    uint32_t node_index;         // the node's graph index (NodeState/NodeStaticInfo/NodeStats index); for a dispatch
+                                 // group, its first node
     uint32_t output_table_base;  // the node's first entry in the output table; output i starts at
-                                 // output_table_base + LoweringOptions::output_table_index[i]
+                                 // output_table_base + LoweringOptions::output_table_index[i]. kDispatchGroupMarker: the
+                                 // dispatch runs the whole dispatch group that starts at node_index (see NodeState)
 };
+static_assert(sizeof(NodePushContext) == 16);
+
+// NodePushContext::output_table_base of a dispatch-group dispatch. No real table base reaches it (the output table is
+// indexed with 32-bit entries in scratch, far below 4 G entries).
+inline constexpr uint32_t kDispatchGroupMarker = 0xFFFFFFFFu;
 static_assert(sizeof(NodePushContext) == 16);
 
 // status_flags bits: set by whoever drops work; read back and reported by the layer (nothing is lost silently).
@@ -93,7 +100,12 @@ struct NodeStaticInfo {
     uint32_t shares_input_with;      // graph node whose records this node also consumes, or kInvalidNode
     uint32_t is_api_entry;
     uint32_t shader_index;  // BuiltIn ShaderIndexAMDX: the node's array index (API override applied)
-    uint32_t reserved[3];
+    uint32_t output_table_base;  // as NodePushContext::output_table_base; read by dispatch-group dispatches
+    // Dispatch group (docs/design.md, "Dispatch groups"): consecutive graph nodes that share one lowered pipeline and are
+    // dispatched together, with one indirect dispatch per level, so that nodes without work cost nothing. Every member
+    // holds the group's first node and size; a node outside any group holds itself and 1 (0 is read as 1).
+    uint32_t dispatch_group_first;
+    uint32_t dispatch_group_size;
 };
 static_assert(sizeof(NodeStaticInfo) == 64);
 
@@ -113,8 +125,13 @@ struct NodeState {
     uint32_t workgroup_count;  // scatter pass: workgroups this node needs at this level
     uint32_t dispatch[3];      // VkDispatchIndirectCommand for this node (x ≤ 65535; y splits larger counts)
     uint64_t scatter_cursor;   // scatter pass: high 32 bits count records, low 32 bits count workgroups (one 64-bit atomic)
+    // Level pass, for members of a dispatch group: the node's first workgroup within its group's dispatch (the exclusive
+    // prefix sum of the members' workgroup_count). The first member's dispatch[] then holds the whole group's
+    // VkDispatchIndirectCommand, and a lowered node finds its member by binary search over these.
+    uint32_t group_first_workgroup;
+    uint32_t reserved[3];
 };
-static_assert(sizeof(NodeState) == 32);
+static_assert(sizeof(NodeState) == 48);
 
 struct RecordEntry {
     uint32_t node;             // graph node index that consumes the record
