@@ -164,7 +164,7 @@ void RecordInitializeScratch(DeviceState& device, VkCommandBuffer command_buffer
     std::optional<BufferRange> range = CheckScratch(device, command_buffer, **graph, scratch, scratch_size, command);
     if (!range) return;
     const GraphPipeline& pipeline = **graph;
-    SchedulerRecorder recorder(&device.dispatch, device.meta_pipelines.get(), true, device.level_pass_workgroups);
+    SchedulerRecorder recorder(&device.dispatch, device.meta_pipelines.get(), true, device.level_pass_records_per_workgroup);
     RecordResult recorded = recorder.RecordInitialize(command_buffer, ScratchBinding{range->buffer, range->offset, scratch, scratch_size},
                                                       pipeline.scratch_plan, pipeline.graph_tag, pipeline.static_infos, pipeline.output_table);
     if (recorded.result != VK_SUCCESS) ReportDispatchError(device, command_buffer, std::string(command) + ": " + recorded.error);
@@ -232,7 +232,7 @@ void RecordGraphDispatch(DeviceState& device, VkCommandBuffer command_buffer, Vk
         region.pLabelName = text.c_str();
         device.dispatch.CmdBeginDebugUtilsLabelEXT(command_buffer, &region);
     }
-    SchedulerRecorder recorder(&device.dispatch, device.meta_pipelines.get(), true, device.level_pass_workgroups);
+    SchedulerRecorder recorder(&device.dispatch, device.meta_pipelines.get(), true, device.level_pass_records_per_workgroup);
     RecordResult recorded = recorder.RecordDispatch(
         command_buffer, ScratchBinding{range->buffer, range->offset, scratch, scratch_size}, graph.dispatch_plan, source, options);
     if (recorded.result == VK_SUCCESS && device.reporter) {

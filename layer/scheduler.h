@@ -64,14 +64,16 @@ struct NodeDispatchPlan {
 // the sharing nodes in a shared list): graphs beyond them are scheduled with the split passes.
 inline constexpr uint32_t kFusedLevelMaxNodes = 2048;
 inline constexpr uint32_t kFusedLevelMaxSharingNodes = 64;
-// Workgroups (of 256 invocations) of each fused level pass. Every workgroup that has records scans the node counts, and
-// an idle one still costs its barriers; on a GPU that is cheap next to the parallelism of the grid-stride scatter (as
-// many invocations as the split scatter pass had), while on a CPU device (lavapipe runs each workgroup's invocations as
-// coroutines, switching at every barrier) an idle workgroup costs about 10 µs, so CPU devices use few.
-inline constexpr uint32_t kLevelPassWorkgroupsGpu = 32;
-inline constexpr uint32_t kLevelPassWorkgroupsCpu = 2;
-inline constexpr uint32_t LevelPassWorkgroupsFor(VkPhysicalDeviceType type) {
-    return type == VK_PHYSICAL_DEVICE_TYPE_CPU ? kLevelPassWorkgroupsCpu : kLevelPassWorkgroupsGpu;
+// Records each workgroup (of 256 invocations) of the fused level pass scatters. The pass is an indirect dispatch whose
+// size the producers of its input set (HalfHeader::level_pass_dispatch): one workgroup per this many records, and one
+// for an empty level. A small level so runs one workgroup, which avoids the hand-off between workgroups, and a level of
+// half a million records runs a thousand, which scatter in parallel (on an H100, a fixed 32 workgroups spent about 0.1 ms
+// per such level in the grid-stride loop). On a CPU device (lavapipe runs each workgroup's invocations as coroutines,
+// switching at every barrier) every workgroup costs about 10 µs, so CPU devices use one for any realistic level.
+inline constexpr uint32_t kLevelPassRecordsPerWorkgroupGpu = 512;
+inline constexpr uint32_t kLevelPassRecordsPerWorkgroupCpu = 1u << 20;
+inline constexpr uint32_t LevelPassRecordsPerWorkgroupFor(VkPhysicalDeviceType type) {
+    return type == VK_PHYSICAL_DEVICE_TYPE_CPU ? kLevelPassRecordsPerWorkgroupCpu : kLevelPassRecordsPerWorkgroupGpu;
 }
 
 // One indirect dispatch of a level: a node, or a dispatch group of consecutive nodes that share one lowered pipeline
@@ -173,9 +175,9 @@ class SchedulerRecorder {
   public:
     // `use_synchronization2`: record barriers with vkCmdPipelineBarrier2 (needs the synchronization2 feature enabled on
     // the device) or, when false, the equivalent vkCmdPipelineBarrier.
-    // `level_pass_workgroups`: workgroups of each fused level pass (LevelPassWorkgroupsFor).
+    // `level_pass_records_per_workgroup`: GraphHeader::level_pass_records_per_workgroup (LevelPassRecordsPerWorkgroupFor).
     SchedulerRecorder(const DeviceDispatchTable* dispatch, MetaPipelines* pipelines, bool use_synchronization2 = true,
-                      uint32_t level_pass_workgroups = kLevelPassWorkgroupsGpu);
+                      uint32_t level_pass_records_per_workgroup = kLevelPassRecordsPerWorkgroupGpu);
 
     // vkCmdInitializeGraphScratchMemoryAMDX: writes the GraphHeader (magic, graph_tag, capacities for scratch.size,
     // cleared counters and status), NodeStaticInfo[] and the output tables, and clears both halves' counters. Uses
@@ -209,7 +211,7 @@ class SchedulerRecorder {
     const DeviceDispatchTable* dispatch_;
     MetaPipelines* pipelines_;
     bool use_synchronization2_;
-    uint32_t level_pass_workgroups_;
+    uint32_t level_pass_records_per_workgroup_;
 };
 
 }  // namespace execgraph

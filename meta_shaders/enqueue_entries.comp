@@ -76,6 +76,10 @@ void main() {
                 ReportDrop(pc.scratch, header, node, 0u, kStatusRecordListOverflow, 1u);
                 continue;
             }
+            // The first record of each block of level_pass_records_per_workgroup sizes level 0's level pass to cover
+            // its block (HalfHeader::level_pass_dispatch).
+            const uint per_workgroup = max(header.level_pass_records_per_workgroup, 1u);
+            if (slot % per_workgroup == 0u) atomicMax(half0.level_pass_dispatch[0], min(slot / per_workgroup + 1u, kDispatchSplitWidth));
             Words source = Words(payloads + uint64_t(p) * payload_stride);
             Words destination = Words(heap + offset);
             for (uint word = 0u; word < record_stride / 4u; ++word) destination.w[word] = source.w[word];

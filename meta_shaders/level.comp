@@ -191,6 +191,10 @@ void main() {
     if (gl_GlobalInvocationID.x == 0u) {
         output_half.heap_top = 0u;
         output_half.record_count = 0u;
+        // The next level pass runs at least one workgroup (it writes every node's arguments); producers raise x.
+        output_half.level_pass_dispatch[0] = 1u;
+        output_half.level_pass_dispatch[1] = 1u;
+        output_half.level_pass_dispatch[2] = 1u;
     }
 
     // 3. Scatter, grid-stride: each entry to its node and to every node that shares its node's input.

@@ -55,6 +55,7 @@ const uint kGraphHeaderHalfOffsetOffset = 56u;
 const uint kGraphHeaderNodeStatsOffsetOffset = 64u;
 const uint kGraphHeaderLevelsRunOffset = 68u;
 const uint kGraphHeaderRecordHighWaterOffset = 72u;
+const uint kGraphHeaderLevelPassRecordsPerWorkgroupOffset = 76u;
 const uint kNodeStatsSize = 32u;
 const uint kNodeStatsRecordsOffset = 0u;
 const uint kNodeStatsDispatchesOffset = 4u;
@@ -77,10 +78,11 @@ const uint kNodeStaticInfoShaderIndexOffset = 48u;
 const uint kNodeStaticInfoOutputTableBaseOffset = 52u;
 const uint kNodeStaticInfoDispatchGroupFirstOffset = 56u;
 const uint kNodeStaticInfoDispatchGroupSizeOffset = 60u;
-const uint kHalfHeaderSize = 16u;
+const uint kHalfHeaderSize = 32u;
 const uint kHalfHeaderHeapTopOffset = 0u;
 const uint kHalfHeaderRecordCountOffset = 4u;
 const uint kHalfHeaderLevelPassDoneOffset = 8u;
+const uint kHalfHeaderLevelPassDispatchOffset = 16u;
 const uint kNodeStateSize = 48u;
 const uint kNodeStateRecordCountOffset = 0u;
 const uint kNodeStateDirectoryBaseOffset = 4u;
@@ -118,7 +120,8 @@ layout(buffer_reference, std430, buffer_reference_align = 8) buffer GraphHeader 
     uint node_stats_offset;
     uint levels_run;
     uint record_high_water;
-    uint header_reserved[45];
+    uint level_pass_records_per_workgroup;
+    uint header_reserved[44];
 };
 
 struct NodeStats {
@@ -172,6 +175,8 @@ layout(buffer_reference, std430, buffer_reference_align = 8) buffer Half {
     uint record_count;
     uint level_pass_done;  // workgroups of the fused level pass that finished (level.comp)
     uint half_reserved;
+    uint level_pass_dispatch[3];
+    uint half_reserved1;
     NodeState nodes[];
 };
 
@@ -205,7 +210,7 @@ layout(buffer_reference, std430, buffer_reference_align = 4) buffer Words {
 
 // Where the parts of half `h` start, in bytes from the scratch base. The HalfHeader comment in scratch_layout.h fixes
 // the order: NodeState[node_count], RecordEntry[record_capacity], DirectoryEntry[record_capacity], heap. Since
-// sizeof(HalfHeader) = 16 and every element size is a multiple of 16, the heap stays 16-byte aligned when the half is.
+// sizeof(HalfHeader) = 32 and every element size is a multiple of 16, the heap stays 16-byte aligned when the half is.
 uint HalfNodesOffset(GraphHeader header, uint h) {
     return header.half_offset[h] + kHalfHeaderSize;
 }

@@ -60,6 +60,7 @@ TEST(LayoutConsistency, GlslConstantsMatchTheCppHeader) {
         {"kGraphHeaderNodeStatsOffsetOffset", offsetof(GraphHeader, node_stats_offset)},
         {"kGraphHeaderLevelsRunOffset", offsetof(GraphHeader, levels_run)},
         {"kGraphHeaderRecordHighWaterOffset", offsetof(GraphHeader, record_high_water)},
+        {"kGraphHeaderLevelPassRecordsPerWorkgroupOffset", offsetof(GraphHeader, level_pass_records_per_workgroup)},
         {"kNodeStatsSize", sizeof(NodeStats)},
         {"kNodeStatsRecordsOffset", offsetof(NodeStats, records)},
         {"kNodeStatsDispatchesOffset", offsetof(NodeStats, dispatches)},
@@ -86,6 +87,7 @@ TEST(LayoutConsistency, GlslConstantsMatchTheCppHeader) {
         {"kHalfHeaderHeapTopOffset", offsetof(HalfHeader, heap_top)},
         {"kHalfHeaderRecordCountOffset", offsetof(HalfHeader, record_count)},
         {"kHalfHeaderLevelPassDoneOffset", offsetof(HalfHeader, level_pass_done)},
+        {"kHalfHeaderLevelPassDispatchOffset", offsetof(HalfHeader, level_pass_dispatch)},
         {"kNodeStateSize", sizeof(NodeState)},
         {"kNodeStateRecordCountOffset", offsetof(NodeState, record_count)},
         {"kNodeStateDirectoryBaseOffset", offsetof(NodeState, directory_base)},
@@ -153,14 +155,14 @@ TEST(LayoutConsistency, GlslStructsMatchTheCppStructs) {
     // The same markers written through the C++ structs.
     std::vector<uint8_t> expected(4096, 0);
     auto* expected_header = reinterpret_cast<GraphHeader*>(expected.data());
-    *expected_header = GraphHeader{1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, {15, 16}, 17, 18, 19, {}};
+    *expected_header = GraphHeader{1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, {15, 16}, 17, 18, 19, 22, {}};
     expected_header->reserved[0] = 20;
-    expected_header->reserved[44] = 21;
+    expected_header->reserved[43] = 21;
     reinterpret_cast<NodeStats*>(expected.data() + 3072)[1] = NodeStats{501, 502, 503, 504, 505, 506, {507, 508}};
     reinterpret_cast<NodeStaticInfo*>(expected.data() + 256)[1] =
         NodeStaticInfo{101, 102, {103, 104, 105}, 106, 107, 108, 109, 110, 111, 112, 113, 114, 115, 116};
     auto* expected_half = reinterpret_cast<HalfHeader*>(expected.data() + 512);
-    *expected_half = HalfHeader{201, 202, 203, 204};
+    *expected_half = HalfHeader{201, 202, 203, 204, {215, 216, 217}, 218};
     reinterpret_cast<NodeState*>(expected.data() + 512 + sizeof(HalfHeader))[1] =
         NodeState{205, 206, 207, {208, 209, 210}, 0x1122334455667788ull, 211, {212, 213, 214}};
     reinterpret_cast<RecordEntry*>(expected.data() + 1024)[1] = RecordEntry{301, 302, 303, 304};

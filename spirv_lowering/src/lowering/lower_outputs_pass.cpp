@@ -123,9 +123,26 @@ class OutputHelpers {
                 b.If(e.LogicalAnd(elected, e.NotEqual(high_water, e.U32(0))),
                      [&]() { e.AtomicScratch(Op::OpAtomicUMax, e.U32(offsets::kHeaderHeapHighWater), high_water); });
             }
-            const std::uint32_t record_old =
-                aggregated_add(e.Add(half, e.U32(offsets::kHalfRecordCount)), e.SelectU32(heap_ok, count, e.U32(0)));
+            const std::uint32_t records_added = e.SelectU32(heap_ok, count, e.U32(0));
+            const std::uint32_t record_old = aggregated_add(e.Add(half, e.U32(offsets::kHalfRecordCount)), records_added);
             const std::uint32_t record_capacity = e.LoadScratchU32(e.U32(offsets::kHeaderRecordCapacity));
+            // The next level pass gets one workgroup per level_pass_records_per_workgroup records of this half
+            // (HalfHeader::level_pass_dispatch): the subgroup whose slots cross into a new such block raises the count
+            // to cover its end, so one atomic in every few subgroups, and the maximum covers the last record.
+            {
+                const std::uint32_t subgroup_end =
+                    e.Min(e.SubgroupReduceUMax(e.SelectU32(e.NotEqual(records_added, e.U32(0)), e.Add(record_old, records_added), e.U32(0))),
+                          record_capacity);
+                const std::uint32_t subgroup_begin = e.Min(e.SubgroupBroadcastFirst(record_old), subgroup_end);
+                const std::uint32_t per_workgroup = e.Max(e.LoadScratchU32(e.U32(offsets::kHeaderLevelPassRecordsPerWorkgroup)), e.U32(1));
+                auto blocks = [&](std::uint32_t records) {
+                    return e.Min(e.Div(e.Add(records, e.Sub(per_workgroup, e.U32(1))), per_workgroup), e.U32(runtime::kDispatchSplitWidth));
+                };
+                const std::uint32_t workgroups = blocks(subgroup_end);
+                b.If(e.LogicalAnd(elected, e.Less(blocks(subgroup_begin), workgroups)), [&]() {
+                    e.AtomicScratch(Op::OpAtomicUMax, e.Add(half, e.U32(offsets::kHalfLevelPassDispatch)), workgroups);
+                });
+            }
             const std::uint32_t room = e.SelectU32(e.Less(record_old, record_capacity), e.Sub(record_capacity, record_old), e.U32(0));
             const std::uint32_t delivered = e.SelectU32(heap_ok, e.Min(count, room), e.U32(0));
             const std::uint32_t dropped = e.Sub(count, delivered);

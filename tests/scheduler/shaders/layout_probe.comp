@@ -33,7 +33,8 @@ void main() {
     header.levels_run = 18u;
     header.record_high_water = 19u;
     header.header_reserved[0] = 20u;
-    header.header_reserved[44] = 21u;
+    header.header_reserved[43] = 21u;
+    header.level_pass_records_per_workgroup = 22u;
 
     NodeTable table = NodeTable(pc.out_base + 256ul);
     table.infos[1] = NodeStaticInfo(101u, 102u, uint[3](103u, 104u, 105u), 106u, 107u, 108u, 109u, 110u, 111u, 112u,
@@ -44,6 +45,8 @@ void main() {
     half_ref.record_count = 202u;
     half_ref.level_pass_done = 203u;
     half_ref.half_reserved = 204u;
+    half_ref.level_pass_dispatch = uint[3](215u, 216u, 217u);
+    half_ref.half_reserved1 = 218u;
     half_ref.nodes[1] = NodeState(205u, 206u, 207u, uint[3](208u, 209u, 210u), 0x1122334455667788ul, 211u,
                                  uint[3](212u, 213u, 214u));
 
