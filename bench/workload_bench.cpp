@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "bench_device.h"
+#include "bench_json.h"
 #include "bench_modules.h"
 
 namespace execgraph::bench {
@@ -804,29 +805,6 @@ Result RunRaster(BenchDevice& device, const Options& options, uint32_t count, ui
 }
 
 // ---- Report ------------------------------------------------------------------------------------------------------
-
-std::string JsonString(const std::string& text) {
-    std::string out = "\"";
-    for (char c : text) {
-        if (c == '"' || c == '\\') {
-            out += '\\';
-            out += c;
-        } else if (static_cast<unsigned char>(c) < 0x20) {
-            char escaped[8];
-            std::snprintf(escaped, sizeof(escaped), "\\u%04x", c);
-            out += escaped;
-        } else {
-            out += c;
-        }
-    }
-    return out + "\"";
-}
-
-std::string JsonNumber(double value) {
-    char text[64];
-    std::snprintf(text, sizeof(text), "%.6g", value);
-    return text;
-}
 
 void PrintTable(const std::vector<Result>& results) {
     std::printf("\n%-20s %12s %12s %7s %12s %6s %12s  %s\n", "workload", "graph us", "baseline us", "ratio", "records/s", "levels",

@@ -3,6 +3,8 @@
 # one NVIDIA driver seen here stops loading after about 29 instance creations in one process.
 #   bash run.sh tests [GTEST_FILTER]   end-to-end and GPU tests
 #   bash run.sh bench OUT_DIR [ARGS]   the workload benchmark, JSON into OUT_DIR
+#   bash run.sh recording OUT_DIR [ARGS]  host time to record single commands (plain driver), OUT_DIR/recording.json;
+#                                         VK_INSTANCE_LAYERS=VK_LAYER_EXECGRAPH_shader_enqueue runs it through the layer
 set -uo pipefail
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 export VK_ADD_LAYER_PATH=$here/layer:$here/validation
@@ -58,5 +60,15 @@ for path in sorted(glob.glob(os.path.join(parts, "*.json")), key=os.path.getmtim
 json.dump(merged, open(os.path.join(out, "bench.json"), "w"), indent=1)
 MERGE
     exit $status
+    ;;
+recording)
+    out=${2:?recording needs an output folder}
+    shift 2
+    mkdir -p "$out"
+    "$here/bin/execgraph_recording_bench" --json "$out/recording.json" "$@"
+    ;;
+*)
+    echo "unknown mode $mode (tests, bench, recording)" >&2
+    exit 2
     ;;
 esac
