@@ -101,7 +101,8 @@ static_assert(sizeof(NodeStaticInfo) == 64);
 struct HalfHeader {
     uint32_t heap_top;      // bytes allocated in this half's heap (atomic bump)
     uint32_t record_count;  // entries appended to this half's record list (atomic)
-    uint32_t level_pass_done;  // workgroups of the fused level pass that finished reading this half (atomic; 0 between passes)
+    uint32_t level_pass_done;  // workgroups of the fused level pass (or the finish pass) that finished reading this half
+                               // (atomic; 0 between passes)
     uint32_t reserved;
     // followed by: NodeState nodes[node_count]; RecordEntry records[record_capacity];
     //              DirectoryEntry directory[record_capacity]; heap bytes[heap_capacity] (16-byte aligned)
