@@ -1,5 +1,6 @@
 #include "dispatch_reports.h"
 
+#include <atomic>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -12,10 +13,6 @@ namespace {
 using runtime::GraphHeader;
 using runtime::NodeStats;
 
-// A ring slot: the serial (written last), then the GraphHeader, then NodeStats[node_count].
-constexpr VkDeviceSize kSlotHeaderSize = 16;
-constexpr VkDeviceSize kSlotHeaderOffset = kSlotHeaderSize;
-constexpr VkDeviceSize kSlotStatsOffset = kSlotHeaderOffset + sizeof(GraphHeader);
 
 struct FlagName {
     uint32_t bit;
@@ -155,8 +152,8 @@ std::string FormatStatistics(const DispatchDescription& description, const Dispa
 }
 
 DispatchReporter::DispatchReporter(VkDevice device, const DeviceDispatchTable* dispatch,
-                                   const VkPhysicalDeviceMemoryProperties& memory, ReportOptions options)
-    : device_(device), dispatch_(dispatch), memory_properties_(memory), options_(std::move(options)) {}
+                                   const VkPhysicalDeviceMemoryProperties& memory, ReportOptions options, VkDeviceSize ring_size)
+    : device_(device), dispatch_(dispatch), memory_properties_(memory), options_(std::move(options)), ring_size_(ring_size) {}
 
 DispatchReporter::~DispatchReporter() { Destroy(); }
 
@@ -169,6 +166,7 @@ void DispatchReporter::Destroy() {
         memory = memory_;
         buffer_ = VK_NULL_HANDLE;
         memory_ = VK_NULL_HANDLE;
+        ring_address_ = 0;
         ring_ = nullptr;
         pending_.clear();
     }
@@ -177,7 +175,9 @@ void DispatchReporter::Destroy() {
 }
 
 // kRingSize of host-visible memory, created on the first graph dispatch: the only memory the layer allocates itself.
-// Created without the lock; when two threads race, the loser destroys its copy.
+// Shaders write it through its device address (the finish pass), so it needs SHADER_DEVICE_ADDRESS usage and memory
+// allocated with VK_MEMORY_ALLOCATE_DEVICE_ADDRESS_BIT. Created without the lock; when two threads race, the loser
+// destroys its copy.
 bool DispatchReporter::EnsureBuffer() {
     {
         std::lock_guard lock(mutex_);
@@ -187,9 +187,10 @@ bool DispatchReporter::EnsureBuffer() {
     VkBuffer buffer = VK_NULL_HANDLE;
     VkDeviceMemory memory = VK_NULL_HANDLE;
     void* mapped = nullptr;
+    VkDeviceAddress address = 0;
     VkBufferCreateInfo create_info{VK_STRUCTURE_TYPE_BUFFER_CREATE_INFO};
-    create_info.size = kRingSize;
-    create_info.usage = VK_BUFFER_USAGE_TRANSFER_DST_BIT;
+    create_info.size = ring_size_;
+    create_info.usage = VK_BUFFER_USAGE_SHADER_DEVICE_ADDRESS_BIT;
     bool ok = dispatch_->CreateBuffer(device_, &create_info, nullptr, &buffer) == VK_SUCCESS;
     if (ok) {
         VkMemoryRequirements requirements;
@@ -200,20 +201,30 @@ bool DispatchReporter::EnsureBuffer() {
             if ((requirements.memoryTypeBits & (1u << i)) && (memory_properties_.memoryTypes[i].propertyFlags & kWanted) == kWanted)
                 type = i;
         }
-        VkMemoryAllocateInfo allocate{VK_STRUCTURE_TYPE_MEMORY_ALLOCATE_INFO};
+        VkMemoryAllocateFlagsInfo flags{VK_STRUCTURE_TYPE_MEMORY_ALLOCATE_FLAGS_INFO};
+        flags.flags = VK_MEMORY_ALLOCATE_DEVICE_ADDRESS_BIT;
+        VkMemoryAllocateInfo allocate{VK_STRUCTURE_TYPE_MEMORY_ALLOCATE_INFO, &flags};
         allocate.allocationSize = requirements.size;
         allocate.memoryTypeIndex = type;
         ok = type != UINT32_MAX && dispatch_->AllocateMemory(device_, &allocate, nullptr, &memory) == VK_SUCCESS &&
              dispatch_->BindBufferMemory(device_, buffer, memory, 0) == VK_SUCCESS &&
              dispatch_->MapMemory(device_, memory, 0, VK_WHOLE_SIZE, 0, &mapped) == VK_SUCCESS;
     }
-    if (ok) std::memset(mapped, 0, kRingSize);
+    if (ok) {
+        VkBufferDeviceAddressInfo address_info{VK_STRUCTURE_TYPE_BUFFER_DEVICE_ADDRESS_INFO, nullptr, buffer};
+        PFN_vkGetBufferDeviceAddress get_address = dispatch_->GetBufferDeviceAddress;
+        if (get_address == nullptr) get_address = dispatch_->GetBufferDeviceAddressKHR;
+        address = get_address != nullptr ? get_address(device_, &address_info) : 0;
+        ok = address != 0;
+    }
+    if (ok) std::memset(mapped, 0, ring_size_);
     bool installed = false;
     {
         std::lock_guard lock(mutex_);
         if (ring_ == nullptr && ok) {
             buffer_ = buffer;
             memory_ = memory;
+            ring_address_ = address;
             ring_ = static_cast<volatile uint8_t*>(mapped);
             installed = true;
         } else if (!ok) {
@@ -228,61 +239,29 @@ bool DispatchReporter::EnsureBuffer() {
     return ok;
 }
 
-void DispatchReporter::RecordReadback(VkCommandBuffer command_buffer, VkBuffer scratch_buffer, VkDeviceSize scratch_offset,
-                                      uint32_t node_stats_offset, uint32_t node_count, DispatchDescription description) {
-    if (!EnsureBuffer()) return;
+ReportSlot DispatchReporter::Reserve(uint32_t node_count, DispatchDescription description) {
+    if (!EnsureBuffer()) return {};
     // A graph too large for a quarter of the ring is reported from its header alone (totals, no per-node attribution).
-    if (kSlotStatsOffset + VkDeviceSize(node_count) * sizeof(NodeStats) > kRingSize / 4) node_count = 0;
-    const VkDeviceSize size = (kSlotStatsOffset + VkDeviceSize(node_count) * sizeof(NodeStats) + 15) / 16 * 16;
-    VkBuffer ring_buffer;
-    VkDeviceSize slot;
-    uint32_t serial;
-    {
-        std::lock_guard lock(mutex_);
-        if (buffer_ == VK_NULL_HANDLE) return;  // destroyed meanwhile
-        ring_buffer = buffer_;
-        if (next_offset_ + size > kRingSize) next_offset_ = 0;
-        slot = next_offset_;
-        next_offset_ += size;
-        serial = next_serial_++;
-        if (next_serial_ == 0) next_serial_ = 1;  // 0 marks a slot that holds nothing new
-        // A newer dispatch takes over the bytes of older ones it overlaps; they were recorded kRingSize bytes ago.
-        std::erase_if(pending_, [slot, size](const Pending& pending) {
-            return pending.offset < slot + size && slot < pending.offset + pending.size;
-        });
-        pending_.push_back({slot, size, serial, node_count, std::move(description)});
-    }
+    const uint32_t stats_count = ReportSlotSize(node_count) > ring_size_ / 4 ? 0 : node_count;
+    const VkDeviceSize size = ReportSlotSize(stats_count);
+    std::lock_guard lock(mutex_);
+    if (ring_ == nullptr) return {};  // destroyed meanwhile
+    if (next_offset_ + size > ring_size_) next_offset_ = 0;
+    const VkDeviceSize slot = next_offset_;
+    next_offset_ += size;
+    const uint32_t serial = next_serial_++;
+    if (next_serial_ == 0) next_serial_ = 1;  // 0 marks a slot that holds nothing new
+    // A newer dispatch takes over the bytes of older ones it overlaps; they were recorded a ring's size ago.
+    std::erase_if(pending_, [slot, size](const Pending& pending) {
+        return pending.offset < slot + size && slot < pending.offset + pending.size;
+    });
+    pending_.push_back({slot, size, serial, stats_count, std::move(description)});
+    return ReportSlot{ring_address_ + slot, serial, stats_count};
+}
 
-    VkMemoryBarrier2 to_copy{VK_STRUCTURE_TYPE_MEMORY_BARRIER_2};
-    to_copy.srcStageMask = VK_PIPELINE_STAGE_2_COMPUTE_SHADER_BIT | VK_PIPELINE_STAGE_2_TRANSFER_BIT;
-    to_copy.srcAccessMask = VK_ACCESS_2_SHADER_STORAGE_WRITE_BIT | VK_ACCESS_2_TRANSFER_WRITE_BIT;
-    to_copy.dstStageMask = VK_PIPELINE_STAGE_2_TRANSFER_BIT;
-    to_copy.dstAccessMask = VK_ACCESS_2_TRANSFER_READ_BIT | VK_ACCESS_2_TRANSFER_WRITE_BIT;
-    VkDependencyInfo dependency{VK_STRUCTURE_TYPE_DEPENDENCY_INFO};
-    dependency.memoryBarrierCount = 1;
-    dependency.pMemoryBarriers = &to_copy;
-    // The serial is cleared first, so a host that polls during the copy never pairs a new serial with old data.
-    dispatch_->CmdFillBuffer(command_buffer, ring_buffer, slot, sizeof(uint32_t), 0);
-    dispatch_->CmdPipelineBarrier2(command_buffer, &dependency);
-    VkBufferCopy copies[2] = {
-        {scratch_offset, slot + kSlotHeaderOffset, sizeof(GraphHeader)},
-        {scratch_offset + node_stats_offset, slot + kSlotStatsOffset, VkDeviceSize(node_count) * sizeof(NodeStats)}};
-    dispatch_->CmdCopyBuffer(command_buffer, scratch_buffer, ring_buffer, node_count != 0 ? 2 : 1, copies);
-    VkMemoryBarrier2 to_serial{VK_STRUCTURE_TYPE_MEMORY_BARRIER_2};
-    to_serial.srcStageMask = VK_PIPELINE_STAGE_2_TRANSFER_BIT;
-    to_serial.srcAccessMask = VK_ACCESS_2_TRANSFER_WRITE_BIT;
-    to_serial.dstStageMask = VK_PIPELINE_STAGE_2_TRANSFER_BIT | VK_PIPELINE_STAGE_2_HOST_BIT;
-    to_serial.dstAccessMask = VK_ACCESS_2_TRANSFER_WRITE_BIT | VK_ACCESS_2_HOST_READ_BIT;
-    dependency.pMemoryBarriers = &to_serial;
-    dispatch_->CmdPipelineBarrier2(command_buffer, &dependency);
-    dispatch_->CmdFillBuffer(command_buffer, ring_buffer, slot, sizeof(uint32_t), serial);
-    VkMemoryBarrier2 to_host{VK_STRUCTURE_TYPE_MEMORY_BARRIER_2};
-    to_host.srcStageMask = VK_PIPELINE_STAGE_2_TRANSFER_BIT;
-    to_host.srcAccessMask = VK_ACCESS_2_TRANSFER_WRITE_BIT;
-    to_host.dstStageMask = VK_PIPELINE_STAGE_2_HOST_BIT;
-    to_host.dstAccessMask = VK_ACCESS_2_HOST_READ_BIT;
-    dependency.pMemoryBarriers = &to_host;
-    dispatch_->CmdPipelineBarrier2(command_buffer, &dependency);
+void DispatchReporter::Cancel(const ReportSlot& slot) {
+    std::lock_guard lock(mutex_);
+    std::erase_if(pending_, [&slot](const Pending& pending) { return pending.serial == slot.serial; });
 }
 
 void DispatchReporter::Poll(const MessageSink& messages) {
@@ -297,10 +276,12 @@ void DispatchReporter::Poll(const MessageSink& messages) {
         for (const Pending& pending : pending_) {
             volatile uint8_t* slot = ring_ + pending.offset;
             if (*reinterpret_cast<volatile uint32_t*>(slot) != pending.serial) continue;
+            // The GPU wrote the data before the serial; keep the host's reads of it after the serial's.
+            std::atomic_thread_fence(std::memory_order_acquire);
             Finished done{pending.description, {}};
-            std::memcpy(&done.readback.header, const_cast<const uint8_t*>(slot + kSlotHeaderOffset), sizeof(GraphHeader));
+            std::memcpy(&done.readback.header, const_cast<const uint8_t*>(slot + kReportSlotHeaderOffset), sizeof(GraphHeader));
             done.readback.nodes.resize(pending.node_count);
-            std::memcpy(done.readback.nodes.data(), const_cast<const uint8_t*>(slot + kSlotStatsOffset),
+            std::memcpy(done.readback.nodes.data(), const_cast<const uint8_t*>(slot + kReportSlotStatsOffset),
                         pending.node_count * sizeof(NodeStats));
             // Consumed: a later submission of the same command buffer writes the serial again and is reported again.
             *reinterpret_cast<volatile uint32_t*>(slot) = 0;

@@ -3,14 +3,16 @@
 // faults and reports").
 //
 // The GPU keeps per-dispatch totals in the scratch GraphHeader and per-node counters in NodeStats (scratch_layout.h).
-// After each graph dispatch the layer copies both into a slot of a host-visible ring buffer it owns, then writes the
-// slot's serial number behind a transfer barrier, so a host that sees the serial also sees the data. The layer polls the
-// pending slots at the application's synchronisation points (queue submit, fence and semaphore waits, idle waits), which
-// is no later than the application could have seen the results itself. There it emits EXECGRAPH-DROPPED-WORK for a
-// dispatch that dropped work (then aborts with `overflow_fatal`) and, with `statistics`, one JSON line per dispatch.
+// Before each graph dispatch is recorded the reporter reserves a slot of a host-visible ring buffer it owns (Reserve);
+// the scheduler's finish pass, the dispatch's last pass, copies both into the slot through its device address and
+// writes the slot's serial number last, after a fence, so a host that sees the serial also sees the data
+// (layer/scheduler.h, ReportSlot). The layer polls the pending slots at the application's synchronisation points (queue
+// submit, fence and semaphore waits, idle waits), which is no later than the application could have seen the results
+// itself. There it emits EXECGRAPH-DROPPED-WORK for a dispatch that dropped work (then aborts with `overflow_fatal`)
+// and, with `statistics`, one JSON line per dispatch.
 //
-// Locking: the mutex guards the ring and the pending list only. Creating the ring, recording the copies and emitting
-// messages all happen without it, so no lock is held while calling down the dispatch chain or into the application.
+// Locking: the mutex guards the ring and the pending list only. Creating the ring and emitting messages happen without
+// it, so no lock is held while calling down the dispatch chain or into the application; the reporter records nothing.
 #pragma once
 
 #include <vulkan/vulkan.h>
@@ -23,6 +25,7 @@
 
 #include "dispatch_table.h"
 #include "execgraph/runtime/scratch_layout.h"
+#include "scheduler.h"
 
 namespace execgraph {
 
@@ -54,23 +57,27 @@ std::string FormatStatistics(const DispatchDescription& description, const Dispa
 
 class DispatchReporter {
   public:
+    static constexpr VkDeviceSize kRingSize = 1024 * 1024;
+
+    // `ring_size` (a multiple of 16) is kRingSize but for tests of the ring's wraparound. The device must have
+    // bufferDeviceAddress enabled (the finish pass writes the ring through its address).
     DispatchReporter(VkDevice device, const DeviceDispatchTable* dispatch, const VkPhysicalDeviceMemoryProperties& memory,
-                     ReportOptions options = {});
+                     ReportOptions options = {}, VkDeviceSize ring_size = kRingSize);
     ~DispatchReporter();
     DispatchReporter(const DispatchReporter&) = delete;
     DispatchReporter& operator=(const DispatchReporter&) = delete;
 
-    // Records the copy of the dispatch's GraphHeader (at `scratch_offset` in `scratch_buffer`) and its `node_count`
-    // NodeStats (at `scratch_offset + node_stats_offset`) after the dispatch's commands.
-    void RecordReadback(VkCommandBuffer command_buffer, VkBuffer scratch_buffer, VkDeviceSize scratch_offset,
-                        uint32_t node_stats_offset, uint32_t node_count, DispatchDescription description);
+    // Reserves the ring slot for one dispatch of a graph with `node_count` nodes, for DispatchOptions::report, and
+    // registers it for Poll. A graph whose NodeStats would take more than a quarter of the ring is reported from its
+    // header alone (stats_count 0). Returns no slot (address 0) when the ring cannot be created.
+    ReportSlot Reserve(uint32_t node_count, DispatchDescription description);
+    // Forgets a reserved slot whose dispatch was not recorded after all.
+    void Cancel(const ReportSlot& slot);
 
     // Reports every finished dispatch, once per submission that ran it.
     void Poll(const MessageSink& messages);
 
     void Destroy();
-
-    static constexpr VkDeviceSize kRingSize = 1024 * 1024;
 
   private:
     struct Pending {
@@ -87,9 +94,11 @@ class DispatchReporter {
     const DeviceDispatchTable* dispatch_;
     VkPhysicalDeviceMemoryProperties memory_properties_;
     ReportOptions options_;
+    VkDeviceSize ring_size_;
     std::mutex mutex_;  // guards everything below
     VkBuffer buffer_ = VK_NULL_HANDLE;
     VkDeviceMemory memory_ = VK_NULL_HANDLE;
+    VkDeviceAddress ring_address_ = 0;
     volatile uint8_t* ring_ = nullptr;
     bool creation_failed_ = false;
     VkDeviceSize next_offset_ = 0;

@@ -232,18 +232,19 @@ void RecordGraphDispatch(DeviceState& device, VkCommandBuffer command_buffer, Vk
         region.pLabelName = text.c_str();
         device.dispatch.CmdBeginDebugUtilsLabelEXT(command_buffer, &region);
     }
-    SchedulerRecorder recorder(&device.dispatch, device.meta_pipelines.get(), true, device.level_pass_records_per_workgroup);
-    RecordResult recorded = recorder.RecordDispatch(
-        command_buffer, ScratchBinding{range->buffer, range->offset, scratch, scratch_size}, graph.dispatch_plan, source, options);
-    if (recorded.result == VK_SUCCESS && device.reporter) {
+    // The dispatch's report: the scheduler's finish pass writes it into the slot reserved here.
+    if (device.reporter) {
         // The graph pipeline's handle is the address of its layer object (graph_pipeline.h).
         char handle[32];
         std::snprintf(handle, sizeof(handle), "0x%llx", static_cast<unsigned long long>(reinterpret_cast<uintptr_t>(&graph)));
-        const std::optional<ScratchLayout> layout = graph.scratch_plan.LayoutFor(scratch_size);
-        device.reporter->RecordReadback(
-            command_buffer, range->buffer, range->offset, layout->node_stats_offset, graph.scratch_plan.node_count(),
-            {command, graph.debug_name.empty() ? std::string(handle) : graph.debug_name, graph.node_labels});
+        options.report = device.reporter->Reserve(graph.scratch_plan.node_count(),
+                                                  {command, graph.debug_name.empty() ? std::string(handle) : graph.debug_name,
+                                                   graph.node_labels});
     }
+    SchedulerRecorder recorder(&device.dispatch, device.meta_pipelines.get(), true, device.level_pass_records_per_workgroup);
+    RecordResult recorded = recorder.RecordDispatch(
+        command_buffer, ScratchBinding{range->buffer, range->offset, scratch, scratch_size}, graph.dispatch_plan, source, options);
+    if (recorded.result != VK_SUCCESS && options.report.address != 0) device.reporter->Cancel(options.report);
     if (labels) device.dispatch.CmdEndDebugUtilsLabelEXT(command_buffer);
     if (recorded.result != VK_SUCCESS) ReportDispatchError(device, command_buffer, std::string(command) + ": " + recorded.error);
     RestoreComputeState(device, command_buffer, *state);

@@ -20,6 +20,8 @@ ShaderCode CodeOf(MetaShader shader) {
             return {meta_shaders::kScatterSpv, &meta_shaders::kScatterSpvWords};
         case MetaShader::kLevel:
             return {meta_shaders::kLevelSpv, &meta_shaders::kLevelSpvWords};
+        case MetaShader::kFinish:
+            return {meta_shaders::kFinishSpv, &meta_shaders::kFinishSpvWords};
         case MetaShader::kWriteArgs:
         case MetaShader::kCount:
             break;

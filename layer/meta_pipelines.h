@@ -13,7 +13,7 @@
 
 namespace execgraph {
 
-enum class MetaShader : uint32_t { kEnqueueEntries, kPrepare, kScatter, kWriteArgs, kLevel, kCount };
+enum class MetaShader : uint32_t { kEnqueueEntries, kPrepare, kScatter, kWriteArgs, kLevel, kFinish, kCount };
 
 // Bytes of the one push-constant range every meta pipeline layout has (the largest meta shader block, 8-byte aligned;
 // within the 128 bytes every device supports).

@@ -26,8 +26,6 @@ struct PrepareParams {
     uint64_t scratch;
     uint32_t written_half;
     uint32_t level;
-    uint32_t final_pass;
-    uint32_t pad;
 };
 struct ScatterParams {
     uint64_t scratch;
@@ -42,9 +40,17 @@ struct LevelParams {
     uint32_t input_half;
     uint32_t level;
 };
+struct FinishParams {
+    uint64_t scratch;
+    uint64_t report_slot;
+    uint32_t level;  // the level count; the written half is level % 2
+    uint32_t leftover_check;
+    uint32_t report_serial;
+    uint32_t report_stats;
+};
 static_assert(sizeof(EnqueueParams) <= kMetaPushConstantSize && sizeof(PrepareParams) <= kMetaPushConstantSize &&
               sizeof(ScatterParams) <= kMetaPushConstantSize && sizeof(WriteArgsParams) <= kMetaPushConstantSize &&
-              sizeof(LevelParams) <= kMetaPushConstantSize);
+              sizeof(LevelParams) <= kMetaPushConstantSize && sizeof(FinishParams) <= kMetaPushConstantSize);
 
 // Workgroups of the grid-stride passes. The entry pass with a host-known count uses one workgroup per info up to
 // kMaxEntryWorkgroups; the others loop, so these only trade parallelism against empty workgroups.
@@ -53,6 +59,10 @@ constexpr uint32_t kMaxEntryWorkgroups = 1024;
 constexpr uint32_t kScatterWorkgroups = 128;
 constexpr uint32_t kScatterWorkgroupSize = 64;
 constexpr uint32_t kLevelWorkgroupSize = 256;
+// The finish pass: one invocation per node (leftover check, NodeStats copy) up to kMaxFinishWorkgroups workgroups, so
+// a graph of up to 256 nodes, the common case, runs one workgroup (on a CPU device an idle workgroup costs its barriers).
+constexpr uint32_t kFinishWorkgroupSize = 256;
+constexpr uint32_t kMaxFinishWorkgroups = 64;
 
 constexpr VkDeviceSize kUpdateBufferMax = 65536;  // vkCmdUpdateBuffer dataSize limit
 
@@ -184,7 +194,7 @@ void SchedulerRecorder::Barrier(VkCommandBuffer cmd, VkPipelineStageFlags2 src_s
         // The stages used here have the same bits in both APIs; the storage accesses map to SHADER_READ/WRITE.
         auto to_v1 = [](VkAccessFlags2 access) {
             VkAccessFlags v1 = static_cast<VkAccessFlags>(access & (VK_ACCESS_2_INDIRECT_COMMAND_READ_BIT | VK_ACCESS_2_TRANSFER_READ_BIT |
-                                                                    VK_ACCESS_2_TRANSFER_WRITE_BIT));
+                                                                    VK_ACCESS_2_TRANSFER_WRITE_BIT | VK_ACCESS_2_HOST_READ_BIT));
             if (access & VK_ACCESS_2_SHADER_STORAGE_READ_BIT) v1 |= VK_ACCESS_SHADER_READ_BIT;
             if (access & VK_ACCESS_2_SHADER_STORAGE_WRITE_BIT) v1 |= VK_ACCESS_SHADER_WRITE_BIT;
             return v1;
@@ -217,7 +227,7 @@ void SchedulerRecorder::RunMeta(VkCommandBuffer cmd, VkPipeline pipeline, VkPipe
 void SchedulerRecorder::RecordSplitLevelPasses(VkCommandBuffer cmd, const GraphPlan& plan, VkDeviceAddress scratch,
                                                uint32_t input_half, uint32_t level, const SplitPipelines& pipelines,
                                                uint32_t scatter_workgroups) const {
-    const PrepareParams prepare_params{scratch, input_half, level, 0, 0};
+    const PrepareParams prepare_params{scratch, input_half, level};
     RunMeta(cmd, pipelines.prepare, pipelines.layout, &prepare_params, sizeof(prepare_params), 1);
 
     Barrier(cmd, VK_PIPELINE_STAGE_2_COMPUTE_SHADER_BIT, VK_ACCESS_2_SHADER_STORAGE_WRITE_BIT,
@@ -366,18 +376,27 @@ RecordResult SchedulerRecorder::RecordDispatch(VkCommandBuffer cmd, const Scratc
             return fail("node " + std::to_string(node) + " shares input with invalid node " + std::to_string(source));
         }
     }
+    const ReportSlot& report = options.report;
+    const bool stats_count_ok = report.stats_count == 0 || report.stats_count == node_count;
+    if (report.address != 0 && (report.address % 16 != 0 || report.serial == 0 || !stats_count_ok)) {
+        return fail("the report slot must be 16-byte aligned, have a nonzero serial and hold the graph's " +
+                    std::to_string(node_count) + " NodeStats or none");
+    }
     const bool fused = plan.UsesFusedLevelPass();
+    const bool leftover_check = plan.NeedsLeftoverCheck();
+    const bool finish_pass = leftover_check || report.address != 0;
     VkPipeline enqueue = VK_NULL_HANDLE, prepare = VK_NULL_HANDLE, scatter = VK_NULL_HANDLE, write_args = VK_NULL_HANDLE,
-               level_pass = VK_NULL_HANDLE;
-    // prepare also runs the leftover check after the last level.
+               level_pass = VK_NULL_HANDLE, finish = VK_NULL_HANDLE;
     const std::pair<MetaShader, VkPipeline*> fused_pipelines[] = {
-        {MetaShader::kEnqueueEntries, &enqueue}, {MetaShader::kPrepare, &prepare}, {MetaShader::kLevel, &level_pass}};
+        {MetaShader::kEnqueueEntries, &enqueue}, {MetaShader::kLevel, &level_pass}, {MetaShader::kFinish, &finish}};
     const std::pair<MetaShader, VkPipeline*> split_pipelines[] = {{MetaShader::kEnqueueEntries, &enqueue},
                                                                   {MetaShader::kPrepare, &prepare},
                                                                   {MetaShader::kScatter, &scatter},
-                                                                  {MetaShader::kWriteArgs, &write_args}};
+                                                                  {MetaShader::kWriteArgs, &write_args},
+                                                                  {MetaShader::kFinish, &finish}};
     for (auto [shader, pipeline] : fused ? std::span<const std::pair<MetaShader, VkPipeline*>>(fused_pipelines)
                                          : std::span<const std::pair<MetaShader, VkPipeline*>>(split_pipelines)) {
+        if (shader == MetaShader::kFinish && !finish_pass) continue;
         const VkResult created = pipelines_->Get(shader, pipeline);
         if (created != VK_SUCCESS) {
             result.result = created;
@@ -511,18 +530,28 @@ RecordResult SchedulerRecorder::RecordDispatch(VkCommandBuffer cmd, const Scratc
         if (labels) dispatch_->CmdEndDebugUtilsLabelEXT(cmd);
     }
 
-    // 4. Records the last level wrote have no level to run them: count and flag them.
-    if (plan.NeedsLeftoverCheck()) {
+    // 4. The finish pass: records the last level wrote have no level to run them (counted and flagged, charged to level
+    // levels.size(), one past the last level that ran), and the report slot gets the header and statistics, serial last.
+    if (finish_pass) {
         Barrier(cmd, kPriorStages, VK_ACCESS_2_SHADER_STORAGE_WRITE_BIT, VK_PIPELINE_STAGE_2_COMPUTE_SHADER_BIT, kShaderReadWrite);
-        // Its drops are charged to level levels.size(), one past the last level that ran.
-        const PrepareParams final_params{scratch.address, static_cast<uint32_t>(plan.levels.size() % 2),
-                                         static_cast<uint32_t>(plan.levels.size()), 1, 0};
-        RunMeta(cmd, prepare, meta_layout, &final_params, sizeof(final_params), 1);
+        const FinishParams finish_params{scratch.address, report.address, static_cast<uint32_t>(plan.levels.size()),
+                                         leftover_check ? 1u : 0u, report.serial, report.address != 0 ? report.stats_count : 0u};
+        const uint32_t finish_workgroups =
+            std::clamp((node_count + kFinishWorkgroupSize - 1) / kFinishWorkgroupSize, 1u, kMaxFinishWorkgroups);
+        RunMeta(cmd, finish, meta_layout, &finish_params, sizeof(finish_params), finish_workgroups);
     }
     // The spec's graph dispatch accesses scratch in the compute stage (facts §11); this makes our accesses, which
-    // include indirect reads and transfers, complete before later compute-stage work.
+    // include indirect reads and transfers, complete before later compute-stage work. With a report, it also makes the
+    // finish pass's writes to the ring available to the host (a memory domain operation), which reads them once the
+    // serial is there.
+    VkPipelineStageFlags2 end_stages = VK_PIPELINE_STAGE_2_COMPUTE_SHADER_BIT;
+    VkAccessFlags2 end_access = kShaderReadWrite;
+    if (report.address != 0) {
+        end_stages |= VK_PIPELINE_STAGE_2_HOST_BIT;
+        end_access |= VK_ACCESS_2_HOST_READ_BIT;
+    }
     Barrier(cmd, kPriorStages | VK_PIPELINE_STAGE_2_TRANSFER_BIT, VK_ACCESS_2_SHADER_STORAGE_WRITE_BIT | VK_ACCESS_2_TRANSFER_WRITE_BIT,
-            VK_PIPELINE_STAGE_2_COMPUTE_SHADER_BIT, kShaderReadWrite);
+            end_stages, end_access);
     return result;
 }
 

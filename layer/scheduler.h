@@ -3,8 +3,9 @@
 // between them. Everything goes through the next layer's DeviceDispatchTable, so it works inside the layer.
 //
 // Requirements on the device: Vulkan 1.3 with bufferDeviceAddress, shaderInt64 and shaderBufferInt64Atomics enabled, and
-// synchronization2 enabled unless the recorder is told to use vkCmdPipelineBarrier instead (same dependencies). The scratch buffer needs STORAGE_BUFFER, INDIRECT_BUFFER,
-// TRANSFER_DST and SHADER_DEVICE_ADDRESS usage.
+// synchronization2 enabled unless the recorder is told to use vkCmdPipelineBarrier instead (same dependencies). The
+// scratch buffer needs STORAGE_BUFFER, INDIRECT_BUFFER, TRANSFER_DST and SHADER_DEVICE_ADDRESS usage; a report slot's
+// buffer SHADER_DEVICE_ADDRESS usage.
 //
 // Barriers of one dispatch (global memory barriers; "C" = COMPUTE_SHADER, "I" = DRAW_INDIRECT, "T" = TRANSFER):
 //   C|I writes          -> T write             before the begin transfers (the previous use of this scratch)
@@ -17,8 +18,13 @@
 //                 C     -> C read/write        before scatter
 //                 C     -> C read/write        before write_args
 //                 C     -> C read/write | I    before the node dispatches
-//   C|I                 -> C read/write        before the leftover check (GraphPlan::NeedsLeftoverCheck)
+//   C|I                 -> C read/write        before the finish pass (recorded with a leftover check or a report slot)
 //   C|I|T writes        -> C read/write        at the end: the spec's graph dispatch accesses scratch in the compute stage
+//                          (| HOST read)       with a report slot: the finish pass's ring writes, made available to the host
+// So a dispatch of L fused levels records 2 + 2L + 2 barriers (2 + 2L + 1 with neither a leftover check nor a report).
+// The begin pair stays: the begin writes are transfers, which neither the application's barriers (the spec has it
+// synchronise scratch in the compute stage, and a semaphore wait on COMPUTE_SHADER does not hold back transfers) nor the
+// previous dispatch's end barrier (whose second scope is the compute stage) order, and the entry pass reads them.
 //
 // Bind state: a dispatch leaves the compute pipeline and push constants of the meta and node pipelines bound; the
 // caller restores the application's compute state afterwards (design.md, "How a node receives its scheduler context").
@@ -110,9 +116,25 @@ struct GraphPlan {
     // One meta dispatch and two barriers per level (level.comp), rather than three and four.
     bool UsesFusedLevelPass() const;
     // Records can be left after the last level: there are entries but no level, or a node of the last level has an
-    // output. Otherwise the leftover check (a barrier and a dispatch) has nothing to find and is not recorded.
+    // output. Otherwise the leftover check has nothing to find and the finish pass skips it (and is not recorded at all
+    // without a report slot).
     bool NeedsLeftoverCheck() const;
 };
+
+// Where a dispatch's report goes (layer/dispatch_reports.h: DispatchReporter::Reserve hands these out): a slot of a
+// host-visible ring, written by the finish pass through a buffer device address. Slot layout: the serial (one uint32_t,
+// written last, after everything else is in place), GraphHeader at kReportSlotHeaderOffset, then NodeStats[stats_count]
+// at kReportSlotStatsOffset.
+struct ReportSlot {
+    VkDeviceAddress address = 0;  // 16-byte aligned; 0: no report
+    uint32_t serial = 0;          // nonzero
+    uint32_t stats_count = 0;     // the graph's node count, or 0 for a report from the header alone
+};
+inline constexpr VkDeviceSize kReportSlotHeaderOffset = 16;  // keep in sync with meta_shaders/finish.comp
+inline constexpr VkDeviceSize kReportSlotStatsOffset = kReportSlotHeaderOffset + sizeof(runtime::GraphHeader);
+inline constexpr VkDeviceSize ReportSlotSize(uint32_t stats_count) {
+    return (kReportSlotStatsOffset + VkDeviceSize(stats_count) * sizeof(runtime::NodeStats) + 15) / 16 * 16;
+}
 
 // What changes between dispatches of one graph.
 struct DispatchOptions {
@@ -128,6 +150,8 @@ struct DispatchOptions {
     // so that debuggers show the graph as named compute dispatches. Only when the application enabled VK_EXT_debug_utils
     // on its instance (the label commands are not valid otherwise) and the dispatch table has both label commands.
     bool debug_labels = false;
+    // Where the finish pass writes this dispatch's GraphHeader and NodeStats (address 0: nowhere).
+    ReportSlot report;
 };
 
 // Where the entry records of a dispatch come from (facts §12.2).
@@ -186,9 +210,9 @@ class SchedulerRecorder {
                                   std::span<const runtime::NodeStaticInfo> nodes, std::span<const uint32_t> output_table);
 
     // vkCmdDispatchGraph*AMDX: begin (header, counters, staged entries), the entry pass, then per level the level pass
-    // (or prepare -> scatter -> write_args) -> node dispatches, then the leftover check. The header's status, counters and
-    // high-water marks and the NodeStats array are reset at the start of each dispatch, so after it they describe this
-    // dispatch alone.
+    // (or prepare -> scatter -> write_args) -> node dispatches, then the finish pass (leftover check, report). The
+    // header's status, counters and high-water marks and the NodeStats array are reset at the start of each dispatch, so
+    // after it they describe this dispatch alone.
     RecordResult RecordDispatch(VkCommandBuffer cmd, const ScratchBinding& scratch, const GraphPlan& plan,
                                 const EntrySource& entries, const DispatchOptions& options = {});
 

@@ -1,10 +1,9 @@
-// Prepare pass of one level with the split passes (docs/design.md, "One graph dispatch", step 3), and the leftover
-// check after the last level with either structure. One workgroup.
+// Prepare pass of one level with the split passes (docs/design.md, "One graph dispatch", step 3). One workgroup.
 //
 // `written_half` is the half the previous step (entry pass or the previous level's nodes) wrote. It becomes the input
 // half: NodeState.directory_base is the exclusive prefix sum of the record counts in graph-node order, so the
 // directory is sorted by node, and the scatter/args fields are zeroed for the scatter pass. The other half is cleared to
-// receive this level's outputs. With `final_pass` set (after the last level) it only reports records nobody will run.
+// receive this level's outputs.
 //
 // Nodes with SharesInputWithAMDX consume their source node's records too: their count is their own plus the source's,
 // and they get their own directory range (their grid, hence first_workgroup, can differ from the source's), which the
@@ -19,7 +18,6 @@ layout(push_constant) uniform Params {
     uint64_t scratch;
     uint written_half;  // 0 or 1
     uint level;         // GraphHeader.level for the nodes of this level
-    uint final_pass;    // nonzero: after the last level, only account leftovers (level = the level count)
 } pc;
 
 shared uint s_scan[256];
@@ -36,16 +34,6 @@ void main() {
     if (t == 0u) {
         atomicMax(header.heap_high_water, input_half.heap_top);
         atomicMax(header.record_high_water, input_half.record_count);
-    }
-    if (pc.final_pass != 0u) {
-        // Records written by the last level have no level left to run them (maxExecutionGraphDepth): issue
-        // "Robustness" asks for them to be counted and flagged, per node that would have consumed them. Entries past the
-        // capacity were counted by producers, and producers only count the records they delivered.
-        for (uint n = t; n < node_count; n += 256u) {
-            const uint left = input_half.nodes[n].record_count;
-            if (left != 0u) ReportDrop(pc.scratch, header, n, pc.level, kStatusDepthLimit, left);
-        }
-        return;
     }
 
     NodeTable table = NodeTable(pc.scratch + header.node_table_offset);

@@ -173,7 +173,7 @@ struct NodeState {
 layout(buffer_reference, std430, buffer_reference_align = 8) buffer Half {
     uint heap_top;
     uint record_count;
-    uint level_pass_done;  // workgroups of the fused level pass that finished (level.comp)
+    uint level_pass_done;  // workgroups of the fused level pass (level.comp) or the finish pass (finish.comp) that finished
     uint half_reserved;
     uint level_pass_dispatch[3];
     uint half_reserved1;

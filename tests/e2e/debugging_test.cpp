@@ -220,9 +220,41 @@ TEST_F(DebugLabels, EachLevelHasOneMetaDispatchAndTwoBarriers) {
         EXPECT_EQ(count_in(labels.dispatches, region), 1) << region << "\n" << Joined(events);
         EXPECT_EQ(count_in(labels.indirect_dispatches, region), indirect_per_level[level]) << region << "\n" << Joined(events);
     }
-    // Outside the levels only the entry pass: the last level's node (thirdNode) has no output, so no record can be
-    // left and the leftover check is not recorded.
-    EXPECT_EQ(labels.dispatches.size(), 3u * 1u + 1u) << Joined(events);
+    // Outside the levels only the entry pass and the finish pass, which writes the dispatch's report (the last level's
+    // node, thirdNode, has no output, so it has no leftover check to make).
+    EXPECT_EQ(labels.dispatches.size(), 3u * 1u + 2u) << Joined(events);
+    EXPECT_EQ(context.log().Problems(), "");
+}
+
+// The fixed cost of a dispatch (layer/scheduler.h lists every barrier): a barrier pair around the begin transfers, two
+// barriers per level, and at the end one barrier, the finish pass (which writes the report: no transfers, no read-back
+// barriers) and one barrier: 2 + 2 * 3 + 2 for the hello graph's three levels.
+TEST_F(DebugLabels, EachDispatchEndsWithOneFinishPassBetweenTwoBarriers) {
+    GraphTestContext context(WithCapture());
+    ASSERT_TRUE(context.ok());
+    CaptureReader capture;
+    ASSERT_TRUE(capture.ok()) << dlerror();
+    const std::vector<std::string> events = RunHelloGraph(context, capture, "finish");
+    const std::string dispatch_label = "vkCmdDispatchGraphAMDX \"finish\" (graph 1)";
+    // The dispatch's commands, without labels and binds.
+    std::vector<std::string> commands;
+    int depth = 0;
+    for (const std::string& event : events) {
+        if (event == "begin " + dispatch_label) {
+            depth = 1;
+        } else if (depth > 0 && event.starts_with("begin ")) {
+            ++depth;
+        } else if (depth > 0 && event == "end") {
+            --depth;
+        } else if (depth > 0 && !event.starts_with("bind_pipeline ")) {
+            commands.push_back(event);
+        }
+    }
+    EXPECT_EQ(std::count(commands.begin(), commands.end(), "barrier"), 2 + 2 * 3 + 2) << Joined(events);
+    ASSERT_GE(commands.size(), 3u) << Joined(events);
+    const std::vector<std::string> end(commands.end() - 3, commands.end());
+    EXPECT_EQ(end, (std::vector<std::string>{"barrier", "dispatch", "barrier"})) << Joined(events);
+    EXPECT_EQ(std::count(commands.begin(), commands.end(), "dispatch"), 1 + 3 + 1) << Joined(events);
     EXPECT_EQ(context.log().Problems(), "");
 }
 

@@ -69,6 +69,7 @@ GpuHarness::GpuHarness() {
         if ((memory.memoryTypes[i].propertyFlags & wanted) == wanted) memory_type_ = i;
     }
     if (memory_type_ == UINT32_MAX) error_ = "no host-visible coherent memory";
+    memory_properties_ = memory;
     pipelines_ = std::make_unique<MetaPipelines>(device_, &table_);
     recorder_ = std::make_unique<SchedulerRecorder>(&table_, pipelines_.get());
 }

@@ -42,6 +42,7 @@ class GpuHarness {
     // Empty when the device is usable; otherwise why not.
     const std::string& error() const { return error_; }
     VkDevice device() const { return device_; }
+    const VkPhysicalDeviceMemoryProperties& memory_properties() const { return memory_properties_; }
     const DeviceDispatchTable& table() const { return table_; }
     MetaPipelines& pipelines() { return *pipelines_; }
     SchedulerRecorder& recorder() { return *recorder_; }
@@ -69,6 +70,7 @@ class GpuHarness {
     VkQueue queue_ = VK_NULL_HANDLE;
     VkCommandPool pool_ = VK_NULL_HANDLE;
     uint32_t memory_type_ = 0;
+    VkPhysicalDeviceMemoryProperties memory_properties_{};
     DeviceDispatchTable table_;
     std::unique_ptr<MetaPipelines> pipelines_;
     std::unique_ptr<SchedulerRecorder> recorder_;

@@ -91,7 +91,7 @@ class MetaPassBase : public ::testing::Test {
         gpu_.Run([&](VkCommandBuffer cmd) {
             RecordResult init = gpu_.recorder().RecordInitialize(cmd, binding, plan.scratch_plan, kGraphTag, graph.nodes, output_table);
             EXPECT_EQ(init.result, VK_SUCCESS) << init.error;
-            outcome.result = gpu_.recorder().RecordDispatch(cmd, binding, plan, entries);
+            outcome.result = gpu_.recorder().RecordDispatch(cmd, binding, plan, entries, options_);
             EXPECT_EQ(outcome.result.result, VK_SUCCESS) << outcome.result.error;
         });
         outcome.scratch.assign(scratch.mapped, scratch.mapped + size);
@@ -102,6 +102,7 @@ class MetaPassBase : public ::testing::Test {
 
     GpuHarness gpu_;
     bool split_level_passes_ = false;
+    DispatchOptions options_;  // what Dispatch() records with
 };
 
 std::string LevelPassesName(bool split) { return split ? "SplitLevelPasses" : "FusedLevelPass"; }
@@ -459,6 +460,110 @@ TEST_P(MetaPassTest, ManyNodesAndSharersMatchCpuReference) {
     EXPECT_EQ(CheckLevel(outcome.scratch.data(), outcome.layout, graph, 0, ExpectedRecords(graph, infos)), "");
     EXPECT_EQ(outcome.half(0).level_pass_done, 0u) << "the last workgroup resets the counter for the half's next use";
     EXPECT_EQ(outcome.header().levels_run, 1u);
+}
+
+// The finish pass (layer/scheduler.h, ReportSlot) writing a report slot in a plain buffer, as DispatchReporter's ring.
+class FinishPassTest : public MetaPassBase {
+  protected:
+    static constexpr uint32_t kSerial = 0x5E41A1u;
+    static constexpr VkDeviceSize kSlotAt = 64;  // bytes before the slot, which must stay untouched
+    static constexpr uint8_t kFill = 0xA5;
+
+    // A buffer filled with kFill holding a slot for `stats_count` NodeStats at kSlotAt.
+    GpuBuffer SlotBuffer(uint32_t stats_count) {
+        GpuBuffer buffer = gpu_.CreateBuffer(kSlotAt + ReportSlotSize(stats_count) + 64);
+        std::memset(buffer.mapped, kFill, buffer.size);
+        return buffer;
+    }
+    static bool Untouched(const GpuBuffer& buffer, VkDeviceSize begin, VkDeviceSize end) {
+        for (VkDeviceSize i = begin; i < end; ++i) {
+            if (buffer.mapped[i] != kFill) return false;
+        }
+        return true;
+    }
+};
+
+// More nodes than one finish workgroup covers (1100 nodes: five workgroups of 256), no level, so every entry record
+// is left over: each node is charged its own leftovers at level 0, and the slot holds the header (with the totals every
+// workgroup added) and all 1100 NodeStats exactly as scratch has them, and the serial.
+TEST_F(FinishPassTest, LeftoversOfOverAThousandNodesAreCheckedAndReported) {
+    constexpr uint32_t kNodes = 1100;
+    TestGraph graph;
+    for (uint32_t n = 0; n < kNodes; ++n) {
+        graph.Add(n % 2 == 0 ? TestGraph::Static(1, 1, 1) : TestGraph::Batched(kLaunchThread, 4), 4);
+    }
+    std::mt19937 random(5);
+    std::vector<TestInfo> infos;
+    std::vector<uint32_t> per_node(kNodes, 0);
+    uint32_t id = 1;
+    for (uint32_t i = 0; i < 500; ++i) {
+        TestInfo info{std::uniform_int_distribution<uint32_t>(0, kNodes - 1)(random), {}};
+        for (uint32_t p = std::uniform_int_distribution<uint32_t>(1, 3)(random); p > 0; --p) info.payloads.push_back({id++});
+        per_node[info.node] += static_cast<uint32_t>(info.payloads.size());
+        infos.push_back(info);
+    }
+    const uint32_t total = id - 1;
+    GpuBuffer slot = SlotBuffer(kNodes);
+    options_.report = {slot.address + kSlotAt, kSerial, kNodes};
+    const Outcome outcome = Dispatch(graph, infos, Source::kDeviceCount, {});
+    EXPECT_EQ(outcome.header().status_flags, uint32_t{runtime::kStatusDepthLimit});
+    EXPECT_EQ(outcome.header().dropped_records, total);
+    EXPECT_EQ(outcome.header().record_high_water, total) << "the finish pass folds in the written half's high-water marks";
+    uint32_t nodes_with_drops = 0;
+    for (uint32_t n = 0; n < kNodes; ++n) {
+        EXPECT_EQ(outcome.stats(n).dropped_records, per_node[n]) << n;
+        EXPECT_EQ(outcome.stats(n).first_drop_level_complement, per_node[n] != 0 ? ~0u : 0u) << n;
+        nodes_with_drops += per_node[n] != 0 && n >= 256;
+    }
+    ASSERT_GT(nodes_with_drops, 0u) << "workgroups past the first have leftovers";
+    EXPECT_EQ(outcome.half(0).level_pass_done, 0u) << "the last workgroup resets the counter for the half's next use";
+
+    EXPECT_EQ(*slot.As<uint32_t>(kSlotAt), kSerial);
+    EXPECT_EQ(std::memcmp(slot.mapped + kSlotAt + kReportSlotHeaderOffset, outcome.scratch.data(), sizeof(GraphHeader)), 0);
+    EXPECT_EQ(std::memcmp(slot.mapped + kSlotAt + kReportSlotStatsOffset, outcome.scratch.data() + outcome.layout.node_stats_offset,
+                          kNodes * sizeof(runtime::NodeStats)),
+              0);
+    EXPECT_TRUE(Untouched(slot, 0, kSlotAt)) << "nothing before the slot";
+    const VkDeviceSize slot_end = kSlotAt + kReportSlotStatsOffset + kNodes * sizeof(runtime::NodeStats);
+    EXPECT_TRUE(Untouched(slot, slot_end, slot.size)) << "nor after it";
+    gpu_.DestroyBuffer(&slot);
+}
+
+// A report from the header alone (a graph too large for the ring's NodeStats), with no leftover check to make (the
+// last level dispatches no node with outputs): the finish pass runs for the report only and copies no NodeStats.
+TEST_F(FinishPassTest, HeaderOnlyReportWithoutLeftoverCheck) {
+    const TestGraph graph = MixedGraph();
+    const std::vector<TestInfo> infos = MixedInfos(3);
+    GpuBuffer slot = SlotBuffer(0);
+    options_.report = {slot.address + kSlotAt, kSerial, 0};
+    const Outcome outcome = Dispatch(graph, infos, Source::kHost);
+    EXPECT_EQ(outcome.header().levels_run, 1u);
+    EXPECT_EQ(*slot.As<uint32_t>(kSlotAt), kSerial);
+    EXPECT_EQ(std::memcmp(slot.mapped + kSlotAt + kReportSlotHeaderOffset, outcome.scratch.data(), sizeof(GraphHeader)), 0);
+    EXPECT_TRUE(Untouched(slot, kSlotAt + kReportSlotStatsOffset, slot.size)) << "no NodeStats";
+    EXPECT_TRUE(Untouched(slot, 0, kSlotAt));
+    gpu_.DestroyBuffer(&slot);
+}
+
+// A slot RecordDispatch cannot use is refused before anything is recorded.
+TEST_F(FinishPassTest, BadReportSlotsAreRefused) {
+    GraphPlan plan;
+    plan.scratch_plan = ScratchPlan(2, 0, 0);
+    plan.nodes.resize(2);
+    GpuBuffer scratch = gpu_.CreateBuffer(plan.scratch_plan.MinSize());
+    const ScratchBinding binding{scratch.buffer, 0, scratch.address, plan.scratch_plan.MinSize()};
+    gpu_.Run([&](VkCommandBuffer cmd) {
+        for (const ReportSlot& bad : {ReportSlot{scratch.address + 4, 1, 2}, ReportSlot{scratch.address, 0, 2},
+                                      ReportSlot{scratch.address, 1, 1}}) {
+            DispatchOptions options;
+            options.report = bad;
+            const RecordResult result =
+                gpu_.recorder().RecordDispatch(cmd, binding, plan, EntrySource::DeviceCountInfo(0), options);
+            EXPECT_NE(result.result, VK_SUCCESS);
+            EXPECT_NE(result.error.find("report slot"), std::string::npos) << result.error;
+        }
+    });
+    gpu_.DestroyBuffer(&scratch);
 }
 
 TEST(LevelPassChoice, FusedWithinItsLimitsSplitBeyond) {

@@ -151,6 +151,51 @@ TEST_P(NodeGraphTest, LevelsRunEveryRecordOnceAndRecursionStopsAtTheDepthLimit) 
     gpu_.DestroyBuffer(&uploaded.buffer);
 }
 
+// The report a multi-level dispatch leaves in its slot (layer/scheduler.h, ReportSlot; the layer's DispatchReporter
+// reads it back): the finish pass runs the leftover check (one level short of the recursion) and copies the header and
+// NodeStats with their real content, checked against what the CPU expects and against scratch itself.
+TEST_P(NodeGraphTest, TheReportSlotHoldsTheDispatchsHeaderAndStatistics) {
+    std::mt19937 random(4321);
+    std::uniform_int_distribution<uint32_t> grid(0, 6);
+    std::vector<std::vector<uint32_t>> payloads;
+    uint32_t total_workgroups = 0;
+    for (uint32_t id = 0; id < 200; ++id) payloads.push_back({id, grid(random), grid(random), grid(random)});
+    for (const auto& payload : payloads) total_workgroups += CpuRecordWorkgroups(graph_.nodes[0], payload).workgroups;
+    plan_.levels = {{0}, {1}, {1}};  // the thread node's depth-2 records are left over
+    HostInfos host = MakeHostInfos(graph_, {{0, payloads}});
+    GpuBuffer slot = gpu_.CreateBuffer(ReportSlotSize(2));
+    constexpr uint32_t kSerial = 91;
+    options_.report = {slot.address, kSerial, 2};
+    Dispatch(EntrySource::HostInfos(host.count_info), true);
+    const uint32_t live = CheckOutputs(payloads, 2);
+    ASSERT_GT(live, 0u);
+    ASSERT_LT(live, 200u) << "some grids are empty";
+
+    EXPECT_EQ(*slot.As<uint32_t>(), kSerial);
+    const auto& header = *slot.As<GraphHeader>(kReportSlotHeaderOffset);
+    const auto* stats = slot.As<runtime::NodeStats>(kReportSlotStatsOffset);
+    EXPECT_EQ(header.status_flags, uint32_t{runtime::kStatusDepthLimit});
+    EXPECT_EQ(header.dropped_records, live);
+    EXPECT_EQ(header.levels_run, 3u);
+    EXPECT_EQ(header.record_high_water, 200u);
+    // Node 0 (broadcast) ran every record at level 0; each live record went on to node 1 at depths 0 and 1 (levels 1
+    // and 2) and its depth-2 copy is charged to node 1 at level 3, the level count.
+    EXPECT_EQ(stats[0].records, 200u);
+    EXPECT_EQ(stats[0].dispatches, 1u);
+    EXPECT_EQ(stats[0].workgroups, total_workgroups);
+    EXPECT_EQ(stats[0].dropped_records, 0u);
+    EXPECT_EQ(stats[1].records, 2 * live);
+    EXPECT_EQ(stats[1].dispatches, 2u);
+    EXPECT_EQ(stats[1].workgroups, 2 * ((live + 31) / 32));
+    EXPECT_EQ(stats[1].dropped_records, live);
+    EXPECT_EQ(stats[1].drop_flags, uint32_t{runtime::kStatusDepthLimit});
+    EXPECT_EQ(stats[1].first_drop_level_complement, ~3u);
+    EXPECT_EQ(std::memcmp(&header, scratch_.mapped, sizeof(GraphHeader)), 0) << "the slot's header is scratch's";
+    const ScratchLayout layout = *plan_.scratch_plan.LayoutFor(scratch_.size);
+    EXPECT_EQ(std::memcmp(stats, scratch_.mapped + layout.node_stats_offset, 2 * sizeof(runtime::NodeStats)), 0);
+    gpu_.DestroyBuffer(&slot);
+}
+
 INSTANTIATE_TEST_SUITE_P(BarriersAndLevelPasses, NodeGraphTest, ::testing::Combine(::testing::Bool(), ::testing::Bool()),
                          [](const ::testing::TestParamInfo<std::tuple<bool, bool>>& info) {
                              return std::string(std::get<0>(info.param) ? "Synchronization2" : "PipelineBarrier1") +

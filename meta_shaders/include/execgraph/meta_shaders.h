@@ -17,5 +17,7 @@ extern const uint32_t kWriteArgsSpv[];
 extern const size_t kWriteArgsSpvWords;
 extern const uint32_t kLevelSpv[];
 extern const size_t kLevelSpvWords;
+extern const uint32_t kFinishSpv[];
+extern const size_t kFinishSpvWords;
 
 }  // namespace execgraph::meta_shaders

@@ -116,7 +116,8 @@ static_assert(sizeof(NodeStaticInfo) == 64);
 struct HalfHeader {
     uint32_t heap_top;      // bytes allocated in this half's heap (atomic bump)
     uint32_t record_count;  // entries appended to this half's record list (atomic)
-    uint32_t level_pass_done;  // workgroups of the fused level pass that finished reading this half (atomic; 0 between passes)
+    uint32_t level_pass_done;  // workgroups of the fused level pass (or the finish pass) that finished reading this half
+                               // (atomic; 0 between passes)
     uint32_t reserved0;
     // VkDispatchIndirectCommand of the fused level pass that reads this half: {1, 1, 1} when the half is cleared, and each
     // producer that appends past a multiple of GraphHeader::level_pass_records_per_workgroup raises x to cover its

@@ -1,0 +1,91 @@
+// Finish pass: the one pass after the last level of a graph dispatch (docs/design.md, "One graph dispatch", step 4),
+// recorded when there is a leftover check to make or a report to write (layer/scheduler.h, ReportSlot).
+//
+// 1. Leftover check (`leftover_check`): records the last level wrote have no level left to run them
+//    (maxExecutionGraphDepth); issue "Robustness" asks for them to be counted and flagged, per node that would have
+//    consumed them, at level `level` (the level count, one past the last level that ran). Entries past the capacity were
+//    counted by producers, and producers only count the records they delivered.
+// 2. Report (`report_slot` != 0): copies NodeStats[report_stats] and then the GraphHeader into the slot of the layer's
+//    host-visible ring, and writes the slot's serial last, so that a host that sees the serial sees the data
+//    (layer/dispatch_reports.cpp).
+//
+// Grid-stride over the nodes: the invocation that checks node n also copies node n's NodeStats, after its own
+// ReportDrop on them (ReportDrop(n) touches no other node's stats). The header collects every workgroup's drops, so the
+// last workgroup to finish (a device-scope counter in the written half's HalfHeader, as in level.comp: zero between
+// passes, reset by whoever counted last) copies it. Without the Vulkan memory model (the layer does not enable
+// vulkanMemoryModel) every invocation fences its stores with memoryBarrierBuffer() before its workgroup increments the
+// counter, the last workgroup fences after seeing the final count and reads the header through a coherent reference,
+// and the serial follows a fence and a workgroup barrier after the last header word.
+#version 460
+#extension GL_GOOGLE_include_directive : require
+#include "scratch_layout.glsl"
+
+layout(local_size_x = 256) in;
+
+layout(push_constant) uniform Params {
+    uint64_t scratch;
+    uint64_t report_slot;  // device address of the ring slot (16-byte aligned); 0: no report
+    uint level;            // the level count: leftovers are charged to it, and half level % 2 holds them
+    uint leftover_check;   // nonzero: count the records the last level wrote
+    uint report_serial;    // written to the slot's first word last; nonzero
+    uint report_stats;     // NodeStats copied into the slot: node_count, or 0 for a header-only report
+} pc;
+
+// Keep in sync with kReportSlot*Offset in layer/scheduler.h.
+const uint kSlotSerialWord = 0u;
+const uint kSlotHeaderWord = 16u / 4u;
+const uint kSlotStatsWord = kSlotHeaderWord + kGraphHeaderSize / 4u;
+const uint kNodeStatsWords = kNodeStatsSize / 4u;
+
+layout(buffer_reference, std430, buffer_reference_align = 4) coherent buffer CoherentWords {
+    uint w[];
+};
+
+shared bool s_last;
+
+void main() {
+    GraphHeader header = GraphHeader(pc.scratch);
+    const uint t = gl_LocalInvocationIndex;
+    const uint node_count = header.node_count;
+    Half written = HalfAt(pc.scratch, header, pc.level & 1u);
+    const bool report = pc.report_slot != 0ul;
+    const uint stats_count = min(pc.report_stats, node_count);
+    CoherentWords stats = CoherentWords(pc.scratch + header.node_stats_offset);
+    Words slot = Words(pc.report_slot);
+
+    const uint invocations = gl_NumWorkGroups.x * gl_WorkGroupSize.x;
+    for (uint n = gl_GlobalInvocationID.x; n < node_count; n += invocations) {
+        if (pc.leftover_check != 0u) {
+            const uint left = written.nodes[n].record_count;
+            if (left != 0u) ReportDrop(pc.scratch, header, n, pc.level, kStatusDepthLimit, left);
+        }
+        if (report && n < stats_count) {
+            for (uint i = 0u; i < kNodeStatsWords; ++i) {
+                slot.w[kSlotStatsWord + n * kNodeStatsWords + i] = stats.w[n * kNodeStatsWords + i];
+            }
+        }
+    }
+
+    // The last workgroup to get here finishes the dispatch.
+    memoryBarrierBuffer();
+    barrier();
+    if (t == 0u) s_last = atomicAdd(written.level_pass_done, 1u) == gl_NumWorkGroups.x - 1u;
+    barrier();
+    if (!s_last) return;
+    memoryBarrierBuffer();
+    if (t == 0u) {
+        if (pc.leftover_check != 0u) {
+            atomicMax(header.heap_high_water, written.heap_top);
+            atomicMax(header.record_high_water, written.record_count);
+        }
+        written.level_pass_done = 0u;  // every other workgroup has counted
+    }
+    if (!report) return;
+    memoryBarrierBuffer();
+    barrier();
+    CoherentWords header_words = CoherentWords(pc.scratch);
+    for (uint i = t; i < kGraphHeaderSize / 4u; i += gl_WorkGroupSize.x) slot.w[kSlotHeaderWord + i] = header_words.w[i];
+    memoryBarrierBuffer();
+    barrier();
+    if (t == 0u) slot.w[kSlotSerialWord] = pc.report_serial;
+}
