@@ -192,7 +192,10 @@ VKAPI_ATTR VkResult VKAPI_CALL CreateDevice(VkPhysicalDevice physicalDevice, con
     LoadDeviceDispatchTable(*pDevice, next_get_device_proc_addr, &state->dispatch);
     if (emulate) {
         state->meta_pipelines = std::make_unique<MetaPipelines>(*pDevice, &state->dispatch);
-        state->level_pass_records_per_workgroup = LevelPassRecordsPerWorkgroupFor(instance->SupportOf(physicalDevice).device_type);
+        const uint32_t records_per_workgroup = instance->settings.level_pass_records_per_workgroup;
+        state->level_pass_records_per_workgroup = records_per_workgroup != 0
+                                                      ? records_per_workgroup
+                                                      : LevelPassRecordsPerWorkgroupFor(instance->SupportOf(physicalDevice).device_type);
         VkPhysicalDeviceMemoryProperties memory;
         instance->dispatch.GetPhysicalDeviceMemoryProperties(physicalDevice, &memory);
         const LayerSettings& settings = state->instance->settings;

@@ -47,6 +47,10 @@ constexpr SettingDescriptor kSettingDescriptors[] = {
      "Label each emulated graph dispatch, each of its levels and each node dispatch with debug-utils labels (needs "
      "VK_EXT_debug_utils enabled on the instance).",
      SettingField<&LayerSettings::debug_labels>()},
+    {"level_pass_records_per_workgroup", "0",
+     "Records each workgroup of the scheduler's level pass scatters: the producers of a level size that pass with one "
+     "workgroup per this many records. 0: chosen by device type (512 on GPUs, 1048576 on CPU devices).",
+     SettingField<&LayerSettings::level_pass_records_per_workgroup>()},
 };
 
 // A settings file larger than this is not a settings file; refuse it rather than read it into memory.

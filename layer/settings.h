@@ -59,6 +59,9 @@ struct LayerSettings {
     bool overflow_fatal = false;
     // Label graph dispatches, levels and node dispatches with debug-utils labels (when VK_EXT_debug_utils is enabled).
     bool debug_labels = true;
+    // Records each workgroup of the fused level pass scatters (GraphHeader::level_pass_records_per_workgroup); 0: by
+    // device type (LevelPassRecordsPerWorkgroupFor in layer/scheduler.h).
+    uint32_t level_pass_records_per_workgroup = 0;
 };
 
 enum class SettingType : uint8_t { kBool, kInt, kUint, kString, kEnum };

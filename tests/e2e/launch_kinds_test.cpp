@@ -3,8 +3,10 @@
 // dispatch, coalescing with batches of 1..3 records, and thread nodes. Each test compares the whole UAV with a CPU
 // reference (vkd3d-proton's test_workgraph_broadcast_input / coalesced_input / thread_input data where they exist).
 #include <gtest/gtest.h>
+#include <stdlib.h>  // setenv, unsetenv
 
 #include <algorithm>
+#include <string>
 #include <numeric>
 #include <vector>
 
@@ -14,6 +16,28 @@ namespace execgraph::test {
 namespace {
 
 using LaunchKinds = GraphTest;
+
+// The level pass's width (setting level_pass_records_per_workgroup) set before the fixture's instance reads the
+// settings: base classes are constructed in declaration order.
+struct LevelPassWidthSetting {
+    static constexpr const char* kVariable = "VK_EXECGRAPH_SHADER_ENQUEUE_LEVEL_PASS_RECORDS_PER_WORKGROUP";
+    explicit LevelPassWidthSetting(uint32_t records_per_workgroup) {
+        setenv(kVariable, std::to_string(records_per_workgroup).c_str(), 1);
+    }
+    ~LevelPassWidthSetting() { unsetenv(kVariable); }
+};
+
+// Tests whose levels have tens to hundreds of records, with the level pass lavapipe runs (one workgroup: the CPU
+// default) and with three records per workgroup, so that the producers' sizing of the pass (HalfHeader::
+// level_pass_dispatch: entry pass and lowered allocations) and the hand-off between its workgroups run on lavapipe too.
+class LaunchKindsByLevelPassWidth : private LevelPassWidthSetting, public GraphTest, public ::testing::WithParamInterface<uint32_t> {
+  protected:
+    LaunchKindsByLevelPassWidth() : LevelPassWidthSetting(GetParam()) {}
+};
+INSTANTIATE_TEST_SUITE_P(RecordsPerWorkgroup, LaunchKindsByLevelPassWidth, ::testing::Values(0u, 3u),
+                         [](const ::testing::TestParamInfo<uint32_t>& info) {
+                             return info.param == 0 ? std::string("DeviceDefault") : "Records" + std::to_string(info.param);
+                         });
 
 uint64_t Sum(const std::vector<uint32_t>& values) { return std::accumulate(values.begin(), values.end(), uint64_t{0}); }
 size_t NonZero(const std::vector<uint32_t>& values) {
@@ -172,7 +196,7 @@ TEST_F(LaunchKinds, DispatchGroupSpansTheSplitWidthAndSkipsAnEmptyMember) {
 // B[node_idx] (output_node_array_runtime_index, whose output array has 4 nodes), here 24 to B[1], 16 to B[3] and none
 // to the others: the first member and the twelve last ones (never reachable) have no work. Each sink adds what it received at UAV[2 * ShaderIndexAMDX] and counts it at the
 // next word, so a workgroup that ran as the wrong member, or twice, shows up.
-TEST_F(LaunchKinds, DispatchGroupMembersWithUnevenAndNoWork) {
+TEST_P(LaunchKindsByLevelPassWidth, DispatchGroupMembersWithUnevenAndNoWork) {
     struct Rec {
         uint32_t node_idx, value;
     };
@@ -226,7 +250,7 @@ TEST_F(LaunchKinds, CoalescingBatchesOfOneTwoAndThree) {
     ExpectUav(uav, CoalescedExpected());
 }
 
-TEST_F(LaunchKinds, ThreadNode256Records) {
+TEST_P(LaunchKindsByLevelPassWidth, ThreadNode256Records) {
     std::vector<IdxValue> records;
     std::vector<uint32_t> expected(1024, 0);
     for (uint32_t i = 0; i < 256; ++i) {
@@ -239,7 +263,7 @@ TEST_F(LaunchKinds, ThreadNode256Records) {
     ExpectUav(uav, expected);
 }
 
-TEST_F(LaunchKinds, ThreadFeedsDynamicBroadcast) {
+TEST_P(LaunchKindsByLevelPassWidth, ThreadFeedsDynamicBroadcast) {
     TestBuffer& uav = Uav(1024);
     RunGraph({{ReadModule("thread_forward_grid"), "main", "Entry"},
               {ReadCorpus("broadcast_dynamic_grid_uint2_offset4"), "main", "Grid"}},

@@ -12,6 +12,7 @@ namespace execgraph {
 namespace {
 
 using runtime::GraphHeader;
+using runtime::HalfHeader;
 using runtime::NodeStaticInfo;
 using runtime::NodeState;
 
@@ -118,9 +119,9 @@ TEST(ScratchPlan, LayoutOffsetsFollowTheContractOrder) {
     EXPECT_EQ(layout.trash_offset, (layout.output_table_offset + 5 * 4 + 15) / 16 * 16);
     EXPECT_EQ(layout.node_stats_offset, (layout.trash_offset + 100 + 15) / 16 * 16);
     EXPECT_GE(layout.half_offset[0], layout.node_stats_offset + 3 * sizeof(runtime::NodeStats));
-    EXPECT_EQ(layout.NodeStateOffset(1, 2), layout.half_offset[1] + 16 + 2 * sizeof(runtime::NodeState));
-    EXPECT_EQ(layout.DispatchArgsOffset(0, 1), layout.half_offset[0] + 16 + sizeof(runtime::NodeState) + offsetof(runtime::NodeState, dispatch));
-    EXPECT_EQ(layout.RecordsOffset(0), layout.half_offset[0] + 16 + 3 * sizeof(runtime::NodeState));
+    EXPECT_EQ(layout.NodeStateOffset(1, 2), layout.half_offset[1] + sizeof(HalfHeader) + 2 * sizeof(runtime::NodeState));
+    EXPECT_EQ(layout.DispatchArgsOffset(0, 1), layout.half_offset[0] + sizeof(HalfHeader) + sizeof(runtime::NodeState) + offsetof(runtime::NodeState, dispatch));
+    EXPECT_EQ(layout.RecordsOffset(0), layout.half_offset[0] + sizeof(HalfHeader) + 3 * sizeof(runtime::NodeState));
     EXPECT_EQ(layout.DirectoryOffset(0), layout.RecordsOffset(0) + 16 * layout.record_capacity);
     EXPECT_EQ(layout.HeapOffset(0), layout.DirectoryOffset(0) + 16 * layout.record_capacity);
 }

@@ -173,6 +173,7 @@ TEST(SettingsTable, ContainsTheInitialSettings) {
         {"statistics_file", SettingType::kString},
         {"overflow_fatal", SettingType::kBool},
         {"debug_labels", SettingType::kBool},
+        {"level_pass_records_per_workgroup", SettingType::kUint},
     };
     std::map<std::string_view, SettingType> actual;
     for (const SettingDescriptor& row : SettingDescriptors()) {
