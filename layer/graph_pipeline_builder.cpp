@@ -194,7 +194,7 @@ std::string LoweredPipelineKey(const NodeSource& source, const spirv::LoweringOp
         append_words(values->data(), values->size() * sizeof(uint32_t));
     }
     const uint32_t scalars[] = {options.context_offset, options.input_record_stride, options.thread_batch_size, options.validate,
-                                options.optimize};
+                                options.optimize, options.level_pass_records_per_workgroup};
     append_words(scalars, sizeof(scalars));
     return key;
 }
@@ -550,6 +550,7 @@ GraphBuildResult BuildExecutionGraphPipeline(DeviceState& device, VkPipelineCach
         options.output_table_length = node.output_table_length;
         for (const spirv::NodeOutputInfo& output : node.info.outputs) options.output_record_stride.push_back(RecordStride(output.record));
         options.input_record_stride = graph->static_infos[n].record_stride;
+        options.level_pass_records_per_workgroup = device.level_pass_records_per_workgroup;
         options.validate = device.instance->settings.validate_lowered_shaders;
         options.optimize = device.instance->settings.optimize_lowered_shaders;
         for (const spirv::NodeOutputInfo& output : node.info.outputs) {

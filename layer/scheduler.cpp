@@ -444,17 +444,9 @@ RecordResult SchedulerRecorder::RecordDispatch(VkCommandBuffer cmd, const Scratc
                          stats.size() * sizeof(stats[0]));
         }
     }
-    // Both halves' headers and node states start cleared, except the level-pass arguments, which start at one workgroup
-    // (HalfHeader::level_pass_dispatch; the level pass of level 0 clears half 1's). The three ranges do not overlap, so
-    // the transfers need no order among themselves.
-    constexpr VkDeviceSize kArgsBegin = offsetof(HalfHeader, level_pass_dispatch), kArgsEnd = kArgsBegin + 16;
-    static_assert(kArgsEnd == sizeof(HalfHeader));
-    const uint32_t one_workgroup[4] = {1, 1, 1, 0};
     for (uint32_t half = 0; half < 2; ++half) {
-        const VkDeviceSize half_offset = scratch.offset + layout->half_offset[half];
-        dispatch_->CmdFillBuffer(cmd, scratch.buffer, half_offset, kArgsBegin, 0);
-        UpdateBuffer(cmd, scratch.buffer, half_offset + kArgsBegin, one_workgroup, sizeof(one_workgroup));
-        dispatch_->CmdFillBuffer(cmd, scratch.buffer, half_offset + kArgsEnd, VkDeviceSize(node_count) * sizeof(NodeState), 0);
+        dispatch_->CmdFillBuffer(cmd, scratch.buffer, scratch.offset + layout->half_offset[half],
+                                 sizeof(HalfHeader) + VkDeviceSize(node_count) * sizeof(NodeState), 0);
     }
     if (!staged.bytes.empty()) UpdateBuffer(cmd, scratch.buffer, scratch.offset + layout->HeapOffset(1), staged.bytes.data(), staged.bytes.size());
     Barrier(cmd, VK_PIPELINE_STAGE_2_TRANSFER_BIT, VK_ACCESS_2_TRANSFER_WRITE_BIT, VK_PIPELINE_STAGE_2_COMPUTE_SHADER_BIT, kShaderReadWrite);
@@ -468,19 +460,18 @@ RecordResult SchedulerRecorder::RecordDispatch(VkCommandBuffer cmd, const Scratc
         options.debug_labels && dispatch_->CmdBeginDebugUtilsLabelEXT != nullptr && dispatch_->CmdEndDebugUtilsLabelEXT != nullptr;
     const uint32_t scatter_workgroups =
         std::clamp((layout->record_capacity + kScatterWorkgroupSize - 1) / kScatterWorkgroupSize, 1u, kScatterWorkgroups);
+    const uint32_t level_workgroups = std::clamp(
+        (layout->record_capacity + level_pass_records_per_workgroup_ - 1) / std::max(level_pass_records_per_workgroup_, 1u), 1u,
+        runtime::kDispatchSplitWidth);
     for (uint32_t level = 0; level < plan.levels.size(); ++level) {
         const uint32_t input_half = level % 2;
         if (labels) BeginLabel(cmd, "level " + std::to_string(level));
         // The previous step's writes (entry pass or nodes), and its indirect reads of the args this level's pass clears.
-        // The fused level pass is an indirect dispatch whose size the producers wrote (HalfHeader::level_pass_dispatch).
-        Barrier(cmd, kPriorStages, VK_ACCESS_2_SHADER_STORAGE_WRITE_BIT, VK_PIPELINE_STAGE_2_COMPUTE_SHADER_BIT | VK_PIPELINE_STAGE_2_DRAW_INDIRECT_BIT,
-                kShaderReadWrite | VK_ACCESS_2_INDIRECT_COMMAND_READ_BIT);
+        Barrier(cmd, kPriorStages, VK_ACCESS_2_SHADER_STORAGE_WRITE_BIT, VK_PIPELINE_STAGE_2_COMPUTE_SHADER_BIT, kShaderReadWrite);
         if (fused) {
+            // Enough workgroups for a full record list; those past what the producers asked for return at once.
             const LevelParams level_params{scratch.address, input_half, level};
-            dispatch_->CmdBindPipeline(cmd, VK_PIPELINE_BIND_POINT_COMPUTE, level_pass);
-            dispatch_->CmdPushConstants(cmd, meta_layout, VK_SHADER_STAGE_COMPUTE_BIT, 0, sizeof(level_params), &level_params);
-            dispatch_->CmdDispatchIndirect(cmd, scratch.buffer,
-                                           scratch.offset + layout->half_offset[input_half] + offsetof(HalfHeader, level_pass_dispatch));
+            RunMeta(cmd, level_pass, meta_layout, &level_params, sizeof(level_params), level_workgroups);
         } else {
             RecordSplitLevelPasses(cmd, plan, scratch.address, input_half, level, {prepare, scatter, write_args, meta_layout},
                                    scatter_workgroups);

@@ -70,12 +70,13 @@ struct NodeDispatchPlan {
 // the sharing nodes in a shared list): graphs beyond them are scheduled with the split passes.
 inline constexpr uint32_t kFusedLevelMaxNodes = 2048;
 inline constexpr uint32_t kFusedLevelMaxSharingNodes = 64;
-// Records each workgroup (of 256 invocations) of the fused level pass scatters. The pass is an indirect dispatch whose
-// size the producers of its input set (HalfHeader::level_pass_dispatch): one workgroup per this many records, and one
-// for an empty level. A small level so runs one workgroup, which avoids the hand-off between workgroups, and a level of
-// half a million records runs a thousand, which scatter in parallel (on an H100, a fixed 32 workgroups spent about 0.1 ms
-// per such level in the grid-stride loop). On a CPU device (lavapipe runs each workgroup's invocations as coroutines,
-// switching at every barrier) every workgroup costs about 10 µs, so CPU devices use one for any realistic level.
+// Records each workgroup (of 256 invocations) of the fused level pass scatters. The producers of a level count the
+// workgroups its pass needs (HalfHeader::level_pass_workgroups: one per this many records, at least one), and the
+// scheduler launches enough for a full record list, of which the rest return at once. A small level so runs one
+// workgroup, without the hand-off between workgroups, and a level of half a million records runs a thousand, which
+// scatter in parallel (on an H100, a fixed 32 workgroups spent about 0.1 ms per such level in their grid-stride loop).
+// On a CPU device (lavapipe runs each workgroup's invocations as coroutines, switching at every barrier) every
+// workgroup costs about 10 µs, so CPU devices use one for any realistic level.
 inline constexpr uint32_t kLevelPassRecordsPerWorkgroupGpu = 512;
 inline constexpr uint32_t kLevelPassRecordsPerWorkgroupCpu = 1u << 20;
 inline constexpr uint32_t LevelPassRecordsPerWorkgroupFor(VkPhysicalDeviceType type) {

@@ -77,9 +77,9 @@ void main() {
                 continue;
             }
             // The first record of each block of level_pass_records_per_workgroup sizes level 0's level pass to cover
-            // its block (HalfHeader::level_pass_dispatch).
+            // its block (HalfHeader::level_pass_workgroups).
             const uint per_workgroup = max(header.level_pass_records_per_workgroup, 1u);
-            if (slot % per_workgroup == 0u) atomicMax(half0.level_pass_dispatch[0], min(slot / per_workgroup + 1u, kDispatchSplitWidth));
+            if (slot % per_workgroup == 0u) atomicMax(half0.level_pass_workgroups, min(slot / per_workgroup + 1u, kDispatchSplitWidth));
             Words source = Words(payloads + uint64_t(p) * payload_stride);
             Words destination = Words(heap + offset);
             for (uint word = 0u; word < record_stride / 4u; ++word) destination.w[word] = source.w[word];

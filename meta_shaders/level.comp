@@ -167,6 +167,13 @@ void main() {
     Half output_half = HalfAt(pc.scratch, header, 1u - h);
     NodeTable table = NodeTable(pc.scratch + header.node_table_offset);
 
+    // The workgroups that take part: as many as the producers asked for (HalfHeader::level_pass_workgroups, one per
+    // GraphHeader::level_pass_records_per_workgroup records), at least one, at most as many as were launched; the rest
+    // return at once. (Dispatching the pass indirectly with that count would need the barrier before it to include
+    // DRAW_INDIRECT, which cost about 2.5 µs more per level on an H100 than these idle workgroups.)
+    const uint workgroups = clamp(input_half.level_pass_workgroups, 1u, gl_NumWorkGroups.x);
+    if (gl_WorkGroupID.x >= workgroups) return;
+
     // 1. Only workgroups with records to scatter need the ranges now; the last workgroup computes them if it has not.
     // On a CPU device (lavapipe) every barrier of the scan costs a switch through the workgroup's invocations, so
     // skipping it in idle workgroups matters for small levels.
@@ -177,7 +184,7 @@ void main() {
     const uint sharing_count = scatters ? min(s_sharing_count, kMaxSharingNodes) : 0u;
 
     // 2. The output half receives this level's outputs.
-    const uint invocations = gl_NumWorkGroups.x * gl_WorkGroupSize.x;
+    const uint invocations = workgroups * gl_WorkGroupSize.x;
     for (uint n = gl_GlobalInvocationID.x; n < node_count; n += invocations) {
         output_half.nodes[n].record_count = 0u;
         output_half.nodes[n].directory_base = 0u;
@@ -191,10 +198,7 @@ void main() {
     if (gl_GlobalInvocationID.x == 0u) {
         output_half.heap_top = 0u;
         output_half.record_count = 0u;
-        // The next level pass runs at least one workgroup (it writes every node's arguments); producers raise x.
-        output_half.level_pass_dispatch[0] = 1u;
-        output_half.level_pass_dispatch[1] = 1u;
-        output_half.level_pass_dispatch[2] = 1u;
+        output_half.level_pass_workgroups = 0u;  // producers raise it
     }
 
     // 3. Scatter, grid-stride: each entry to its node and to every node that shares its node's input.
@@ -223,7 +227,7 @@ void main() {
     // The last workgroup to get here finishes the level.
     memoryBarrierBuffer();
     barrier();
-    if (t == 0u) s_last = atomicAdd(input_half.level_pass_done, 1u) == gl_NumWorkGroups.x - 1u;
+    if (t == 0u) s_last = atomicAdd(input_half.level_pass_done, 1u) == workgroups - 1u;
     barrier();
     if (!s_last) return;
     memoryBarrierBuffer();

@@ -78,11 +78,11 @@ const uint kNodeStaticInfoShaderIndexOffset = 48u;
 const uint kNodeStaticInfoOutputTableBaseOffset = 52u;
 const uint kNodeStaticInfoDispatchGroupFirstOffset = 56u;
 const uint kNodeStaticInfoDispatchGroupSizeOffset = 60u;
-const uint kHalfHeaderSize = 32u;
+const uint kHalfHeaderSize = 16u;
 const uint kHalfHeaderHeapTopOffset = 0u;
 const uint kHalfHeaderRecordCountOffset = 4u;
 const uint kHalfHeaderLevelPassDoneOffset = 8u;
-const uint kHalfHeaderLevelPassDispatchOffset = 16u;
+const uint kHalfHeaderLevelPassWorkgroupsOffset = 12u;
 const uint kNodeStateSize = 48u;
 const uint kNodeStateRecordCountOffset = 0u;
 const uint kNodeStateDirectoryBaseOffset = 4u;
@@ -174,9 +174,7 @@ layout(buffer_reference, std430, buffer_reference_align = 8) buffer Half {
     uint heap_top;
     uint record_count;
     uint level_pass_done;  // workgroups of the fused level pass (level.comp) or the finish pass (finish.comp) that finished
-    uint half_reserved;
-    uint level_pass_dispatch[3];
-    uint half_reserved1;
+    uint level_pass_workgroups;
     NodeState nodes[];
 };
 
@@ -210,7 +208,7 @@ layout(buffer_reference, std430, buffer_reference_align = 4) buffer Words {
 
 // Where the parts of half `h` start, in bytes from the scratch base. The HalfHeader comment in scratch_layout.h fixes
 // the order: NodeState[node_count], RecordEntry[record_capacity], DirectoryEntry[record_capacity], heap. Since
-// sizeof(HalfHeader) = 32 and every element size is a multiple of 16, the heap stays 16-byte aligned when the half is.
+// sizeof(HalfHeader) = 16 and every element size is a multiple of 16, the heap stays 16-byte aligned when the half is.
 uint HalfNodesOffset(GraphHeader header, uint h) {
     return header.half_offset[h] + kHalfHeaderSize;
 }

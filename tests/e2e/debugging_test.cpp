@@ -95,10 +95,6 @@ LabelledCapture ReadLabels(const std::vector<std::string>& events) {
         } else if (event == "end") {
             if (open.empty()) capture.problems += "an end without a begin; ";
             if (!open.empty()) open.pop_back();
-        } else if (event == "dispatch_indirect" && open.size() == 2 && open[1].starts_with("level ")) {
-            // The fused level pass is an indirect dispatch too (its producers size it), directly in its level's region;
-            // node dispatches sit one region deeper, in their node's.
-            capture.dispatches.push_back(open);
         } else if (event == "dispatch_indirect") {
             capture.indirect_dispatches.push_back(open);
         } else if (event == "dispatch") {
@@ -258,9 +254,9 @@ TEST_F(DebugLabels, EachDispatchEndsWithOneFinishPassBetweenTwoBarriers) {
     ASSERT_GE(commands.size(), 3u) << Joined(events);
     const std::vector<std::string> end(commands.end() - 3, commands.end());
     EXPECT_EQ(end, (std::vector<std::string>{"barrier", "dispatch", "barrier"})) << Joined(events);
-    // The entry pass and the finish pass; the level passes are indirect, like the six node dispatches.
-    EXPECT_EQ(std::count(commands.begin(), commands.end(), "dispatch"), 1 + 1) << Joined(events);
-    EXPECT_EQ(std::count(commands.begin(), commands.end(), "dispatch_indirect"), 3 + 6) << Joined(events);
+    // The entry pass, the three level passes and the finish pass; the six node dispatches are indirect.
+    EXPECT_EQ(std::count(commands.begin(), commands.end(), "dispatch"), 1 + 3 + 1) << Joined(events);
+    EXPECT_EQ(std::count(commands.begin(), commands.end(), "dispatch_indirect"), 6) << Joined(events);
     EXPECT_EQ(context.log().Problems(), "");
 }
 
@@ -371,7 +367,7 @@ TEST_F(DebugLabels, NoneWhenTheSettingIsOff) {
     ASSERT_TRUE(capture.ok()) << dlerror();
     const LabelledCapture labels = ReadLabels(RunHelloGraph(context, capture, "hello-graph"));
     EXPECT_TRUE(labels.regions.empty()) << Joined(labels.regions);
-    EXPECT_EQ(labels.indirect_dispatches.size(), 3u + 6u);  // without labels, the level passes count here too
+    EXPECT_EQ(labels.indirect_dispatches.size(), 6u);
     EXPECT_EQ(context.log().Problems(), "");
 }
 
@@ -384,7 +380,7 @@ TEST_F(DebugLabels, NoneWhenTheInstanceLacksDebugUtils) {
     ASSERT_TRUE(capture.ok()) << dlerror();
     const LabelledCapture labels = ReadLabels(RunHelloGraph(context, capture, nullptr));
     EXPECT_TRUE(labels.regions.empty()) << Joined(labels.regions);
-    EXPECT_EQ(labels.indirect_dispatches.size(), 3u + 6u);  // without labels, the level passes count here too
+    EXPECT_EQ(labels.indirect_dispatches.size(), 6u);
 }
 
 std::vector<uint32_t> ReadWords(const std::filesystem::path& path) {

@@ -29,7 +29,7 @@ struct LevelPassWidthSetting {
 
 // Tests whose levels have tens to hundreds of records, with the level pass lavapipe runs (one workgroup: the CPU
 // default) and with three records per workgroup, so that the producers' sizing of the pass (HalfHeader::
-// level_pass_dispatch: entry pass and lowered allocations) and the hand-off between its workgroups run on lavapipe too.
+// level_pass_workgroups: entry pass and lowered allocations) and the hand-off between its workgroups run on lavapipe too.
 class LaunchKindsByLevelPassWidth : private LevelPassWidthSetting, public GraphTest, public ::testing::WithParamInterface<uint32_t> {
   protected:
     LaunchKindsByLevelPassWidth() : LevelPassWidthSetting(GetParam()) {}

@@ -11,6 +11,7 @@
 //   * OpEnqueueNodePayloadsAMDX lowers to nothing.
 //   * OpIsNodePayloadValidAMDX: the table has a node for the index and, for the node itself, RemainingRecursionLevels > 0.
 //   * OpNodePayloadArrayLengthAMDX of an output: the allocation's (constant) payload count.
+#include <algorithm>
 #include <array>
 #include <string>
 
@@ -127,20 +128,20 @@ class OutputHelpers {
             const std::uint32_t record_old = aggregated_add(e.Add(half, e.U32(offsets::kHalfRecordCount)), records_added);
             const std::uint32_t record_capacity = e.LoadScratchU32(e.U32(offsets::kHeaderRecordCapacity));
             // The next level pass gets one workgroup per level_pass_records_per_workgroup records of this half
-            // (HalfHeader::level_pass_dispatch): the subgroup whose slots cross into a new such block raises the count
+            // (HalfHeader::level_pass_workgroups): the subgroup whose slots cross into a new such block raises the count
             // to cover its end, so one atomic in every few subgroups, and the maximum covers the last record.
             {
                 const std::uint32_t subgroup_end =
                     e.Min(e.SubgroupReduceUMax(e.SelectU32(e.NotEqual(records_added, e.U32(0)), e.Add(record_old, records_added), e.U32(0))),
                           record_capacity);
                 const std::uint32_t subgroup_begin = e.Min(e.SubgroupBroadcastFirst(record_old), subgroup_end);
-                const std::uint32_t per_workgroup = e.Max(e.LoadScratchU32(e.U32(offsets::kHeaderLevelPassRecordsPerWorkgroup)), e.U32(1));
+                const std::uint32_t per_workgroup = e.U32(std::max<std::uint32_t>(ctx_.options.level_pass_records_per_workgroup, 1));
                 auto blocks = [&](std::uint32_t records) {
                     return e.Min(e.Div(e.Add(records, e.Sub(per_workgroup, e.U32(1))), per_workgroup), e.U32(runtime::kDispatchSplitWidth));
                 };
                 const std::uint32_t workgroups = blocks(subgroup_end);
                 b.If(e.LogicalAnd(elected, e.Less(blocks(subgroup_begin), workgroups)), [&]() {
-                    e.AtomicScratch(Op::OpAtomicUMax, e.Add(half, e.U32(offsets::kHalfLevelPassDispatch)), workgroups);
+                    e.AtomicScratch(Op::OpAtomicUMax, e.Add(half, e.U32(offsets::kHalfLevelPassWorkgroups)), workgroups);
                 });
             }
             const std::uint32_t room = e.SelectU32(e.Less(record_old, record_capacity), e.Sub(record_capacity, record_old), e.U32(0));

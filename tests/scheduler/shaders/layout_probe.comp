@@ -44,9 +44,7 @@ void main() {
     half_ref.heap_top = 201u;
     half_ref.record_count = 202u;
     half_ref.level_pass_done = 203u;
-    half_ref.half_reserved = 204u;
-    half_ref.level_pass_dispatch = uint[3](215u, 216u, 217u);
-    half_ref.half_reserved1 = 218u;
+    half_ref.level_pass_workgroups = 204u;
     half_ref.nodes[1] = NodeState(205u, 206u, 207u, uint[3](208u, 209u, 210u), 0x1122334455667788ul, 211u,
                                  uint[3](212u, 213u, 214u));
 

@@ -68,7 +68,7 @@ struct GraphHeader {
     uint32_t levels_run;         // levels of this dispatch that had records (prepare pass)
     uint32_t record_high_water;  // largest record_count of either half in this dispatch (prepare pass; past capacity on overflow)
     // Records each fused level-pass workgroup scatters: producers size the level pass that reads their half by it
-    // (HalfHeader::level_pass_dispatch). Written at the start of every dispatch.
+    // (HalfHeader::level_pass_workgroups). Written at the start of every dispatch.
     uint32_t level_pass_records_per_workgroup;
     uint32_t reserved[44];
 };
@@ -118,13 +118,12 @@ struct HalfHeader {
     uint32_t record_count;  // entries appended to this half's record list (atomic)
     uint32_t level_pass_done;  // workgroups of the fused level pass (or the finish pass) that finished reading this half
                                // (atomic; 0 between passes)
-    uint32_t reserved0;
-    // VkDispatchIndirectCommand of the fused level pass that reads this half: {1, 1, 1} when the half is cleared, and each
-    // producer that appends past a multiple of GraphHeader::level_pass_records_per_workgroup raises x to cover its
-    // records (atomicMax), so that the pass has one workgroup per that many records, and one when there are none.
-    uint32_t level_pass_dispatch[3];
-    uint32_t reserved1;
-    // followed by (32 bytes in): NodeState nodes[node_count]; RecordEntry records[record_capacity];
+    // Workgroups of the fused level pass that reads this half: 0 when the half is cleared, and each producer that appends
+    // past a multiple of GraphHeader::level_pass_records_per_workgroup raises it to cover its records (atomicMax), so
+    // that the pass runs one workgroup per that many records (at least one; the scheduler launches enough for a full
+    // record list and the others return at once).
+    uint32_t level_pass_workgroups;
+    // followed by: NodeState nodes[node_count]; RecordEntry records[record_capacity];
     //              DirectoryEntry directory[record_capacity]; heap bytes[heap_capacity] (16-byte aligned)
 };
 

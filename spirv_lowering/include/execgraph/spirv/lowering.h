@@ -32,6 +32,10 @@ struct LoweringOptions {
     std::vector<std::uint32_t> output_record_stride;  // per output: heap bytes per record (0 only for empty records)
     std::uint32_t input_record_stride = 0;
     std::uint32_t thread_batch_size = 32;  // lowered workgroup size for kThread nodes
+    // GraphHeader::level_pass_records_per_workgroup of the device the node runs on: allocations size the next level
+    // pass by it (HalfHeader::level_pass_workgroups). A constant of the module rather than a load from scratch, because
+    // that load sat on the critical path of every producer (about 3 µs per level of a chain on an H100).
+    std::uint32_t level_pass_records_per_workgroup = 512;
     // What BuiltIn ShaderIndexAMDX reads when set (tools and tests). Unset, as the layer leaves it: the running node's
     // NodeStaticInfo::shader_index, where the layer writes its index (VkPipelineShaderStageNodeCreateInfoAMDX::index
     // overriding the module's ShaderIndexAMDX), so that the nodes of an array share one lowered module.
