@@ -256,7 +256,7 @@ ReportSlot DispatchReporter::Reserve(uint32_t node_count, DispatchDescription de
         return pending.offset < slot + size && slot < pending.offset + pending.size;
     });
     pending_.push_back({slot, size, serial, stats_count, std::move(description)});
-    return ReportSlot{ring_address_ + slot, serial, stats_count};
+    return ReportSlot{ring_address_ + slot, serial, stats_count, !options_.statistics};
 }
 
 void DispatchReporter::Cancel(const ReportSlot& slot) {

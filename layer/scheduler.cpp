@@ -35,10 +35,14 @@ struct ScatterParams {
 struct WriteArgsParams {
     uint64_t scratch;
 };
+// FinishParams::report_stats: copy the NodeStats only when the header shows dropped work (meta_shaders/finish.comp).
+constexpr uint32_t kStatsOnlyOnDrops = 0x80000000u;
 struct LevelParams {
     uint64_t scratch;
     uint32_t input_half;
     uint32_t level;
+    uint32_t has_dispatch_groups;
+    uint32_t pad;
 };
 struct FinishParams {
     uint64_t scratch;
@@ -58,9 +62,9 @@ constexpr uint32_t kDeviceCountEntryWorkgroups = 256;
 constexpr uint32_t kMaxEntryWorkgroups = 1024;
 constexpr uint32_t kScatterWorkgroups = 128;
 constexpr uint32_t kScatterWorkgroupSize = 64;
-constexpr uint32_t kLevelWorkgroupSize = 256;
-// The finish pass: one invocation per node (leftover check, NodeStats copy) up to kMaxFinishWorkgroups workgroups, so
-// a graph of up to 256 nodes, the common case, runs one workgroup (on a CPU device an idle workgroup costs its barriers).
+// The finish pass: with a leftover check, one invocation per node up to kMaxFinishWorkgroups workgroups, so a graph of up
+// to 256 nodes, the common case, runs one workgroup (on a CPU device an idle workgroup costs its barriers); without one,
+// a single workgroup (the report copy is the last workgroup's alone).
 constexpr uint32_t kFinishWorkgroupSize = 256;
 constexpr uint32_t kMaxFinishWorkgroups = 64;
 
@@ -307,6 +311,7 @@ void GraphPlan::FormDispatchGroups() {
     dispatch_group_size.assign(count, 1);
     for (uint32_t n = 0; n < count; ++n) dispatch_group_first[n] = n;
     level_dispatches.clear();
+    has_dispatch_groups = false;
     if (!UsesFusedLevelPass()) return;
     // A group needs one pipeline (the dispatch binds one) and one push-constant layout; a node that shares another's
     // input reads its source's NodeState, which the group search does not cover.
@@ -321,6 +326,7 @@ void GraphPlan::FormDispatchGroups() {
             dispatch_group_first[n] = first;
             dispatch_group_size[n] = end - first;
         }
+        has_dispatch_groups |= end - first > 1;
         first = end;
     }
     level_dispatches.resize(levels.size());
@@ -463,6 +469,8 @@ RecordResult SchedulerRecorder::RecordDispatch(VkCommandBuffer cmd, const Scratc
     const uint32_t level_workgroups = std::clamp(
         (layout->record_capacity + level_pass_records_per_workgroup_ - 1) / std::max(level_pass_records_per_workgroup_, 1u), 1u,
         runtime::kDispatchSplitWidth);
+    // Without groups the level pass skips the scan that places the members' workgroups.
+    const uint32_t has_dispatch_groups = plan.has_dispatch_groups ? 1u : 0u;
     for (uint32_t level = 0; level < plan.levels.size(); ++level) {
         const uint32_t input_half = level % 2;
         if (labels) BeginLabel(cmd, "level " + std::to_string(level));
@@ -470,7 +478,7 @@ RecordResult SchedulerRecorder::RecordDispatch(VkCommandBuffer cmd, const Scratc
         Barrier(cmd, kPriorStages, VK_ACCESS_2_SHADER_STORAGE_WRITE_BIT, VK_PIPELINE_STAGE_2_COMPUTE_SHADER_BIT, kShaderReadWrite);
         if (fused) {
             // Enough workgroups for a full record list; those past what the producers asked for return at once.
-            const LevelParams level_params{scratch.address, input_half, level};
+            const LevelParams level_params{scratch.address, input_half, level, has_dispatch_groups, 0};
             RunMeta(cmd, level_pass, meta_layout, &level_params, sizeof(level_params), level_workgroups);
         } else {
             RecordSplitLevelPasses(cmd, plan, scratch.address, input_half, level, {prepare, scatter, write_args, meta_layout},
@@ -526,9 +534,11 @@ RecordResult SchedulerRecorder::RecordDispatch(VkCommandBuffer cmd, const Scratc
     if (finish_pass) {
         Barrier(cmd, kPriorStages, VK_ACCESS_2_SHADER_STORAGE_WRITE_BIT, VK_PIPELINE_STAGE_2_COMPUTE_SHADER_BIT, kShaderReadWrite);
         const FinishParams finish_params{scratch.address, report.address, static_cast<uint32_t>(plan.levels.size()),
-                                         leftover_check ? 1u : 0u, report.serial, report.address != 0 ? report.stats_count : 0u};
+                                         leftover_check ? 1u : 0u, report.serial,
+                                         report.address == 0 ? 0u
+                                                             : report.stats_count | (report.stats_only_on_drops ? kStatsOnlyOnDrops : 0u)};
         const uint32_t finish_workgroups =
-            std::clamp((node_count + kFinishWorkgroupSize - 1) / kFinishWorkgroupSize, 1u, kMaxFinishWorkgroups);
+            leftover_check ? std::clamp((node_count + kFinishWorkgroupSize - 1) / kFinishWorkgroupSize, 1u, kMaxFinishWorkgroups) : 1u;
         RunMeta(cmd, finish, meta_layout, &finish_params, sizeof(finish_params), finish_workgroups);
     }
     // The spec's graph dispatch accesses scratch in the compute stage (facts §11); this makes our accesses, which

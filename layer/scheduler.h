@@ -107,6 +107,7 @@ struct GraphPlan {
     // pass, which is what computes the groups' arguments.
     std::vector<uint32_t> dispatch_group_first, dispatch_group_size;  // per node, for NodeStaticInfo
     std::vector<std::vector<LevelDispatch>> level_dispatches;          // per level
+    bool has_dispatch_groups = false;                                  // some group has two or more nodes
 
     // Groups runs of consecutive nodes with the same pipeline, layout and context offset that do not share another
     // node's input, when the graph uses the fused level pass, and lists each level's dispatches. Call once nodes, levels
@@ -130,6 +131,10 @@ struct ReportSlot {
     VkDeviceAddress address = 0;  // 16-byte aligned; 0: no report
     uint32_t serial = 0;          // nonzero
     uint32_t stats_count = 0;     // the graph's node count, or 0 for a report from the header alone
+    // Copy the NodeStats only when the dispatch dropped work (the header says so): without the `statistics` setting
+    // nothing else reads them, and writing a large graph's statistics into host memory costs the finish pass about
+    // 14 µs for 1024 nodes on an H100.
+    bool stats_only_on_drops = false;
 };
 inline constexpr VkDeviceSize kReportSlotHeaderOffset = 16;  // keep in sync with meta_shaders/finish.comp
 inline constexpr VkDeviceSize kReportSlotStatsOffset = kReportSlotHeaderOffset + sizeof(runtime::GraphHeader);

@@ -5,13 +5,12 @@
 //    (maxExecutionGraphDepth); issue "Robustness" asks for them to be counted and flagged, per node that would have
 //    consumed them, at level `level` (the level count, one past the last level that ran). Entries past the capacity were
 //    counted by producers, and producers only count the records they delivered.
-// 2. Report (`report_slot` != 0): copies NodeStats[report_stats] and then the GraphHeader into the slot of the layer's
-//    host-visible ring, and writes the slot's serial last, so that a host that sees the serial sees the data
-//    (layer/dispatch_reports.cpp).
+// 2. Report (`report_slot` != 0): copies NodeStats[report_stats] (unless kStatsOnlyOnDrops and nothing was dropped)
+//    and then the GraphHeader into the slot of the layer's host-visible ring, and writes the slot's serial last, so that
+//    a host that sees the serial sees the data (layer/dispatch_reports.cpp).
 //
-// Grid-stride over the nodes: the invocation that checks node n also copies node n's NodeStats, after its own
-// ReportDrop on them (ReportDrop(n) touches no other node's stats). The header collects every workgroup's drops, so the
-// last workgroup to finish (a device-scope counter in the written half's HalfHeader, as in level.comp: zero between
+// Grid-stride over the nodes for the leftover check. The header and the statistics collect every workgroup's drops, so
+// the last workgroup to finish (a device-scope counter in the written half's HalfHeader, as in level.comp: zero between
 // passes, reset by whoever counted last) copies it. Without the Vulkan memory model (the layer does not enable
 // vulkanMemoryModel) every invocation fences its stores with memoryBarrierBuffer() before its workgroup increments the
 // counter, the last workgroup fences after seeing the final count and reads the header through a coherent reference,
@@ -28,8 +27,11 @@ layout(push_constant) uniform Params {
     uint level;            // the level count: leftovers are charged to it, and half level % 2 holds them
     uint leftover_check;   // nonzero: count the records the last level wrote
     uint report_serial;    // written to the slot's first word last; nonzero
-    uint report_stats;     // NodeStats copied into the slot: node_count, or 0 for a header-only report
+    uint report_stats;     // NodeStats copied into the slot: node_count, or 0 for a header-only report; with
+                           // kStatsOnlyOnDrops set, only when the header shows dropped work
 } pc;
+
+const uint kStatsOnlyOnDrops = 0x80000000u;  // keep in sync with layer/scheduler.cpp
 
 // Keep in sync with kReportSlot*Offset in layer/scheduler.h.
 const uint kSlotSerialWord = 0u;
@@ -49,27 +51,23 @@ void main() {
     const uint node_count = header.node_count;
     Half written = HalfAt(pc.scratch, header, pc.level & 1u);
     const bool report = pc.report_slot != 0ul;
-    const uint stats_count = min(pc.report_stats, node_count);
+    const uint stats_count = min(pc.report_stats & ~kStatsOnlyOnDrops, node_count);
     CoherentWords stats = CoherentWords(pc.scratch + header.node_stats_offset);
     Words slot = Words(pc.report_slot);
 
     const uint invocations = gl_NumWorkGroups.x * gl_WorkGroupSize.x;
-    for (uint n = gl_GlobalInvocationID.x; n < node_count; n += invocations) {
-        if (pc.leftover_check != 0u) {
+    if (pc.leftover_check != 0u) {
+        for (uint n = gl_GlobalInvocationID.x; n < node_count; n += invocations) {
             const uint left = written.nodes[n].record_count;
             if (left != 0u) ReportDrop(pc.scratch, header, n, pc.level, kStatusDepthLimit, left);
-        }
-        if (report && n < stats_count) {
-            for (uint i = 0u; i < kNodeStatsWords; ++i) {
-                slot.w[kSlotStatsWord + n * kNodeStatsWords + i] = stats.w[n * kNodeStatsWords + i];
-            }
         }
     }
 
     // The last workgroup to get here finishes the dispatch.
     memoryBarrierBuffer();
     barrier();
-    if (t == 0u) s_last = atomicAdd(written.level_pass_done, 1u) == gl_NumWorkGroups.x - 1u;
+    // A single workgroup is the last one without the device-scope hand-off.
+    if (t == 0u) s_last = gl_NumWorkGroups.x == 1u || atomicAdd(written.level_pass_done, 1u) == gl_NumWorkGroups.x - 1u;
     barrier();
     if (!s_last) return;
     memoryBarrierBuffer();
@@ -84,6 +82,10 @@ void main() {
     memoryBarrierBuffer();
     barrier();
     CoherentWords header_words = CoherentWords(pc.scratch);
+    const bool dropped = header_words.w[kGraphHeaderStatusFlagsOffset / 4u] != 0u || header_words.w[kGraphHeaderDroppedRecordsOffset / 4u] != 0u;
+    if ((pc.report_stats & kStatsOnlyOnDrops) == 0u || dropped) {
+        for (uint i = t; i < stats_count * kNodeStatsWords; i += gl_WorkGroupSize.x) slot.w[kSlotStatsWord + i] = stats.w[i];
+    }
     for (uint i = t; i < kGraphHeaderSize / 4u; i += gl_WorkGroupSize.x) slot.w[kSlotHeaderWord + i] = header_words.w[i];
     memoryBarrierBuffer();
     barrier();

@@ -33,6 +33,7 @@ layout(push_constant) uniform Params {
     uint64_t scratch;
     uint input_half;  // the half the previous step wrote: 0 or 1
     uint level;       // GraphHeader.level for the nodes of this level
+    uint has_dispatch_groups;  // some node is in a dispatch group of two or more (GraphPlan::FormDispatchGroups)
 } pc;
 
 // Keep in sync with kFusedLevelMaxNodes and kFusedLevelMaxSharingNodes in layer/scheduler.cpp.
@@ -48,6 +49,7 @@ shared uint s_end[kMaxNodes];  // inclusive prefix sum of the input counts: node
 shared uint s_total[kMaxNodes];  // last workgroup: the workgroups each node needs at this level
 shared uint64_t s_scan64[256];
 shared uint s_scan[256];
+shared uint s_scan_total;
 shared uint s_sharing_count;
 shared uvec2 s_sharing[kMaxSharingNodes];  // (consumer, source) of each sharing node
 shared bool s_last;
@@ -99,8 +101,31 @@ void ScatterAggregated(uint64_t scratch, GraphHeader header, NodeTable table, Ha
         DirectoryEntry(entry.payload_offset, entry.recursion_depth, first_workgroup, workgroups);
 }
 
-// Step 1: node n's input range [RangeBegin(n), s_end[n]) and the sharing list, for the whole graph (Hillis-Steele,
-// 256 nodes per chunk). Returns the level's total input count. Called in workgroup-uniform control flow.
+// Inclusive prefix sum of `value` over the workgroup's 256 invocations, and in `total` the sum of all: a subgroup scan,
+// then a scan of the subgroups' sums (a few on a GPU; one invocation adds them up). Two barriers where a Hillis-Steele
+// scan over shared memory takes sixteen. Called in workgroup-uniform control flow; s_scan is free again on return.
+uint WorkgroupInclusiveAdd(uint value, out uint total) {
+    const uint inclusive = subgroupInclusiveAdd(value);
+    if (gl_SubgroupInvocationID == gl_SubgroupSize - 1u) s_scan[gl_SubgroupID] = inclusive;
+    barrier();
+    if (gl_LocalInvocationIndex == 0u) {
+        uint running = 0u;
+        for (uint i = 0u; i < gl_NumSubgroups; ++i) {
+            const uint sum = s_scan[i];
+            s_scan[i] = running;
+            running += sum;
+        }
+        s_scan_total = running;
+    }
+    barrier();
+    const uint result = inclusive + s_scan[gl_SubgroupID];
+    total = s_scan_total;
+    barrier();  // s_scan and s_scan_total are rewritten by the next call
+    return result;
+}
+
+// Step 1: node n's input range [RangeBegin(n), s_end[n]) and the sharing list, for the whole graph (256 nodes per
+// chunk). Returns the level's total input count. Called in workgroup-uniform control flow.
 uint ScanInputCounts(Half input_half, NodeTable table, uint node_count) {
     const uint t = gl_LocalInvocationIndex;
     if (t == 0u) s_sharing_count = 0u;
@@ -118,18 +143,12 @@ uint ScanInputCounts(Half input_half, NodeTable table, uint node_count) {
                 if (index < kMaxSharingNodes) s_sharing[index] = uvec2(n, source);
             }
         }
-        s_scan[t] = count;
-        barrier();
-        for (uint d = 1u; d < 256u; d <<= 1u) {
-            const uint addend = t >= d ? s_scan[t - d] : 0u;
-            barrier();
-            s_scan[t] += addend;
-            barrier();
-        }
-        if (n < node_count) s_end[n] = running + s_scan[t];
-        running += s_scan[255];
-        barrier();  // s_scan is rewritten by the next chunk
+        uint chunk_total;
+        const uint inclusive = WorkgroupInclusiveAdd(count, chunk_total);
+        if (n < node_count) s_end[n] = running + inclusive;
+        running += chunk_total;
     }
+    barrier();  // s_sharing_count is complete
     return running;
 }
 
@@ -227,7 +246,8 @@ void main() {
     // The last workgroup to get here finishes the level.
     memoryBarrierBuffer();
     barrier();
-    if (t == 0u) s_last = atomicAdd(input_half.level_pass_done, 1u) == workgroups - 1u;
+    // A single workgroup is the last one without the device-scope hand-off (a round trip to L2 in every small level).
+    if (t == 0u) s_last = workgroups == 1u || atomicAdd(input_half.level_pass_done, 1u) == workgroups - 1u;
     barrier();
     if (!s_last) return;
     memoryBarrierBuffer();
@@ -269,13 +289,13 @@ void main() {
     // Dispatch groups (docs/design.md, "Dispatch groups"): the scheduler dispatches a group's first node with the whole
     // group's workgroups, and each member finds its workgroups by its first workgroup within the group.
     barrier();  // s_total is complete, and nothing reads s_end's input ranges any more
-    const bool overflow = ScanWorkgroupTotals(node_count);
+    const bool overflow = pc.has_dispatch_groups != 0u && ScanWorkgroupTotals(node_count);
     for (uint n = t; n < node_count; n += 256u) {
         WriteDispatchArgs(pc.scratch, header, input_half, n, pc.level, s_total[n]);
         const uint first = table.infos[n].dispatch_group_first;
         const uint size = table.infos[n].dispatch_group_size;
         input_half.nodes[n].group_first_workgroup = 0u;
-        if (size <= 1u || first > n || n - first >= size || first + size > node_count) continue;
+        if (pc.has_dispatch_groups == 0u || size <= 1u || first > n || n - first >= size || first + size > node_count) continue;
         input_half.nodes[n].group_first_workgroup = s_end[n] - s_end[first];
         if (n != first) continue;
         uint64_t group_total = uint64_t(s_end[first + size - 1u] - s_end[first]) + uint64_t(s_total[first + size - 1u]);

@@ -545,6 +545,38 @@ TEST_F(FinishPassTest, HeaderOnlyReportWithoutLeftoverCheck) {
     gpu_.DestroyBuffer(&slot);
 }
 
+// Without the `statistics` setting the reporter asks for NodeStats only on drops (ReportSlot::stats_only_on_drops): a
+// dispatch that drops nothing leaves the slot's statistics untouched (header and serial still come), one that drops
+// copies them all.
+TEST_F(FinishPassTest, StatisticsOnlyOnDropsAreCopiedOnlyWhenWorkWasDropped) {
+    const TestGraph graph = MixedGraph();
+    const uint32_t nodes = static_cast<uint32_t>(graph.nodes.size());
+    GpuBuffer clean = SlotBuffer(nodes);
+    options_.report = {clean.address + kSlotAt, kSerial, nodes, true};
+    const Outcome without_drops = Dispatch(graph, MixedInfos(3), Source::kHost);
+    EXPECT_EQ(without_drops.header().status_flags, 0u);
+    EXPECT_EQ(*clean.As<uint32_t>(kSlotAt), kSerial);
+    EXPECT_EQ(std::memcmp(clean.mapped + kSlotAt + kReportSlotHeaderOffset, without_drops.scratch.data(), sizeof(GraphHeader)), 0);
+    EXPECT_TRUE(Untouched(clean, kSlotAt + kReportSlotStatsOffset, clean.size)) << "no NodeStats without drops";
+    gpu_.DestroyBuffer(&clean);
+
+    // No level: every entry record is left over and dropped.
+    TestGraph leaf_only;
+    for (uint32_t n = 0; n < 3; ++n) leaf_only.Add(TestGraph::Batched(kLaunchThread, 4), 4);
+    const std::vector<TestInfo> infos = {{0, {{1}, {2}}}, {2, {{3}}}};
+    GpuBuffer dropped = SlotBuffer(3);
+    options_.report = {dropped.address + kSlotAt, kSerial, 3, true};
+    const Outcome with_drops = Dispatch(leaf_only, infos, Source::kDeviceCount, {});
+    EXPECT_EQ(with_drops.header().dropped_records, 3u);
+    EXPECT_EQ(*dropped.As<uint32_t>(kSlotAt), kSerial);
+    EXPECT_EQ(std::memcmp(dropped.mapped + kSlotAt + kReportSlotStatsOffset, with_drops.scratch.data() + with_drops.layout.node_stats_offset,
+                          3 * sizeof(runtime::NodeStats)),
+              0);
+    EXPECT_EQ(with_drops.stats(0).dropped_records, 2u);
+    EXPECT_EQ(with_drops.stats(2).dropped_records, 1u);
+    gpu_.DestroyBuffer(&dropped);
+}
+
 // A slot RecordDispatch cannot use is refused before anything is recorded.
 TEST_F(FinishPassTest, BadReportSlotsAreRefused) {
     GraphPlan plan;
