@@ -152,6 +152,19 @@ uint ScanInputCounts(Half input_half, NodeTable table, uint node_count) {
     return running;
 }
 
+// The node that consumes every record of the level, when that node is a thread or coalescing node and no node shares
+// input: its directory is then the record list itself (RecordEntry begins with DirectoryEntry's payload_offset and
+// recursion_depth, the only fields such nodes read), so the level scatters nothing. Else kInvalidNode. The whole list
+// is the node's when the node's count is the level's total and the list holds exactly that many entries. Called after
+// ScanInputCounts; every workgroup gets the same answer.
+uint SoleConsumer(RecordList records, NodeTable table, uint node_count, uint level_records, uint record_count, uint sharing_count) {
+    if (sharing_count != 0u || level_records == 0u || level_records != record_count) return kInvalidNode;
+    const uint node = records.entries[0].node;
+    if (node >= node_count || s_end[node] - RangeBegin(node) != level_records) return kInvalidNode;
+    const uint launch = table.infos[node].launch;
+    return launch == kLaunchThread || launch == kLaunchCoalescing ? node : kInvalidNode;
+}
+
 // Last workgroup: s_end[n] = exclusive prefix sum of s_total over the graph's nodes (mod 2^32), for the members' first
 // workgroups within their dispatch groups (a difference of two prefix sums). Returns whether the level's total reached
 // 2^32, the only case in which such a difference can wrap. Called in workgroup-uniform control flow.
@@ -220,11 +233,13 @@ void main() {
         output_half.level_pass_workgroups = 0u;  // producers raise it
     }
 
-    // 3. Scatter, grid-stride: each entry to its node and to every node that shares its node's input.
+    // 3. Scatter, grid-stride: each entry to its node and to every node that shares its node's input; nothing when the
+    // record list serves as the sole consumer's directory.
     RecordList records = RecordsAt(pc.scratch, header, h);
+    const uint sole_consumer = scatters ? SoleConsumer(records, table, node_count, level_records, record_count, sharing_count) : kInvalidNode;
     Directory directory = DirectoryAt(pc.scratch, header, h);
     const uint64_t heap = HeapAddress(pc.scratch, header, h);
-    for (uint e = gl_GlobalInvocationID.x; e < record_count; e += invocations) {
+    for (uint e = gl_GlobalInvocationID.x; sole_consumer == kInvalidNode && e < record_count; e += invocations) {
         const RecordEntry entry = records.entries[e];
         if (entry.node >= node_count) {
             // Producers validate node indices before appending; this guards NodeState against a corrupt list.
@@ -252,6 +267,8 @@ void main() {
     if (!s_last) return;
     memoryBarrierBuffer();
     if (!scatters) level_records = ScanInputCounts(input_half, table, node_count);
+    const uint list_directory_node =
+        SoleConsumer(records, table, node_count, level_records, record_count, min(s_sharing_count, kMaxSharingNodes));
 
     NodeStatsTable stats = NodeStatsAt(pc.scratch, header);
     const uint64_t directory_address = pc.scratch + HalfDirectoryOffset(header, h);
@@ -264,7 +281,9 @@ void main() {
         if (kept < count) ReportDrop(pc.scratch, header, n, pc.level, kStatusRecordListOverflow, count - kept);
         stats.stats[n].records += kept;  // node n belongs to this invocation alone
         input_half.nodes[n].record_count = kept;
-        input_half.nodes[n].directory_base = min(base, capacity);
+        // The sole consumer's entry i is record list entry i: the record list lies record_capacity entries before the
+        // directory, and directory indices wrap in 32 bits as the lowered nodes' offsets do.
+        input_half.nodes[n].directory_base = n == list_directory_node ? 0u - capacity : min(base, capacity);
 
         const uint launch = table.infos[n].launch;
         uint total;

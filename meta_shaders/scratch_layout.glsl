@@ -91,9 +91,9 @@ const uint kNodeStateDispatchOffset = 12u;
 const uint kNodeStateScatterCursorOffset = 24u;
 const uint kNodeStateGroupFirstWorkgroupOffset = 32u;
 const uint kRecordEntrySize = 16u;
-const uint kRecordEntryNodeOffset = 0u;
-const uint kRecordEntryPayloadOffsetOffset = 4u;
-const uint kRecordEntryRecursionDepthOffset = 8u;
+const uint kRecordEntryNodeOffset = 8u;
+const uint kRecordEntryPayloadOffsetOffset = 0u;
+const uint kRecordEntryRecursionDepthOffset = 4u;
 const uint kDirectoryEntrySize = 16u;
 const uint kDirectoryEntryPayloadOffsetOffset = 0u;
 const uint kDirectoryEntryRecursionDepthOffset = 4u;
@@ -179,9 +179,9 @@ layout(buffer_reference, std430, buffer_reference_align = 8) buffer Half {
 };
 
 struct RecordEntry {
-    uint node;
     uint payload_offset;
     uint recursion_depth;
+    uint node;
     uint reserved;
 };
 

@@ -56,6 +56,12 @@ struct RecordGrid {
 };
 RecordGrid CpuRecordWorkgroups(const runtime::NodeStaticInfo& info, const std::vector<uint32_t>& payload);
 
+// Entry k of a node's input, where the lowered node reads it: NodeState::directory_base indexes the directory and wraps
+// in 32 bits, so that the record list (record_capacity entries before the directory) serves as the directory of a
+// level's sole thread or coalescing consumer (meta_shaders/level.comp, SoleConsumer).
+const runtime::DirectoryEntry& InputEntry(const uint8_t* scratch, const ScratchLayout& layout, uint32_t half,
+                                          const runtime::NodeState& state, uint32_t k);
+
 // Compares half `half` of a scratch snapshot after prepare/scatter/write_args with the records each node should have
 // received (`expected[n]`: payload words of every record node n consumes, its source's included). Returns a
 // description of every mismatch, empty when all agree.

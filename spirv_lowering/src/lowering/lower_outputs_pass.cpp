@@ -172,10 +172,10 @@ class OutputHelpers {
             const std::uint32_t records = e.Add(half, e.LoadU32Var(ctx_.var_records_offset));
             b.For(delivered, [&](std::uint32_t i) {
                 const std::uint32_t slot = e.Add(records, e.Mul(e.Add(record_old, i), e.U32(offsets::kRecordEntrySize)));
-                e.StoreScratchU32(slot, target);
-                e.StoreScratchU32(e.Add(slot, e.U32(4)), e.Add(heap_old, e.Mul(i, e.U32(stride))));
-                e.StoreScratchU32(e.Add(slot, e.U32(8)), depth);
-                e.StoreScratchU32(e.Add(slot, e.U32(12)), e.U32(0));
+                e.StoreScratchU32(e.Add(slot, e.U32(offsets::kRecordEntryPayloadOffset)), e.Add(heap_old, e.Mul(i, e.U32(stride))));
+                e.StoreScratchU32(e.Add(slot, e.U32(offsets::kRecordEntryRecursionDepth)), depth);
+                e.StoreScratchU32(e.Add(slot, e.U32(offsets::kRecordEntryNode)), target);
+                e.StoreScratchU32(e.Add(slot, e.U32(offsets::kRecordEntryReserved)), e.U32(0));
             });
             const std::uint32_t heap_address = e.ScratchAddress(e.Add(e.Add(half, e.LoadU32Var(ctx_.var_heap_offset)), heap_old));
             const std::uint32_t trash_address = e.ScratchAddress(e.LoadScratchU32(e.U32(offsets::kHeaderTrashOffset)));

@@ -31,6 +31,9 @@ static_assert(offsetof(runtime::NodeState, record_count) == offsets::kNodeStateR
 static_assert(offsetof(runtime::NodeState, directory_base) == offsets::kNodeStateDirectoryBase);
 static_assert(offsetof(runtime::NodeState, workgroup_count) == offsets::kNodeStateWorkgroupCount);
 static_assert(sizeof(runtime::RecordEntry) == offsets::kRecordEntrySize);
+// A record list can serve as the directory of a single thread or coalescing consumer (level.comp).
+static_assert(offsetof(runtime::RecordEntry, payload_offset) == offsetof(runtime::DirectoryEntry, payload_offset) &&
+              offsetof(runtime::RecordEntry, recursion_depth) == offsetof(runtime::DirectoryEntry, recursion_depth));
 static_assert(sizeof(runtime::DirectoryEntry) == offsets::kDirectoryEntrySize);
 static_assert(offsetof(runtime::DirectoryEntry, payload_offset) == offsets::kDirectoryPayloadOffset);
 static_assert(offsetof(runtime::DirectoryEntry, recursion_depth) == offsets::kDirectoryRecursionDepth);

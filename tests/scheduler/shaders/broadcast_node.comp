@@ -64,7 +64,7 @@ void main() {
         Words out_payload = Words(HeapAddress(pc.scratch, header, out_half_index) + offset);
         out_payload.w[0] = id;
         out_payload.w[1] = entry.finish_counter;  // the record's workgroups
-        RecordsAt(pc.scratch, header, out_half_index).entries[slot] = RecordEntry(pc.next_node, offset, 0u, 0u);
+        RecordsAt(pc.scratch, header, out_half_index).entries[slot] = RecordEntry(offset, 0u, pc.next_node, 0u);
         atomicAdd(output_half.nodes[pc.next_node].record_count, 1u);
     }
 }

@@ -53,7 +53,7 @@ void main() {
         out_payload.w[0] = id;
         out_payload.w[1] = payload.w[1];
         RecordsAt(pc.scratch, header, out_half_index).entries[slot] =
-            RecordEntry(pc.self_node, offset, entry.recursion_depth + 1u, 0u);
+            RecordEntry(offset, entry.recursion_depth + 1u, pc.self_node, 0u);
         atomicAdd(output_half.nodes[pc.self_node].record_count, 1u);
     }
 }

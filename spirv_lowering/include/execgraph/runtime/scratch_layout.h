@@ -141,11 +141,13 @@ struct NodeState {
 };
 static_assert(sizeof(NodeState) == 48);
 
+// The first two members match DirectoryEntry's, so that a level whose records all go to one thread or coalescing node
+// uses its record list as that node's directory (those nodes read nothing else of their entries; level.comp).
 struct RecordEntry {
-    uint32_t node;             // graph node index that consumes the record
     uint32_t payload_offset;   // from the start of this half's heap
     uint32_t recursion_depth;  // how many self-enqueues led here (RemainingRecursionLevels = max_recursion - depth)
-    uint32_t reserved;
+    uint32_t node;             // graph node index that consumes the record
+    uint32_t reserved;         // 0 (read as DirectoryEntry::finish_counter when the list is the directory)
 };
 static_assert(sizeof(RecordEntry) == 16);
 
