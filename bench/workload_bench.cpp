@@ -946,9 +946,10 @@ int main(int argc, char** argv) {
         run("classify_" + std::to_string(materials), [&] { return RunClassify(device, options, materials, width, height); });
     }
     // Workload 6: thread launches (ten million on the GPU).
-    run("thread_launch", [&] { return RunLaunches(device, options, false, smoke ? 40000 : 10000000, smoke ? 16384 : 1u << 19); });
+    // GPU sizes: as many entry records per graph dispatch as the scratch's record capacity allows.
+    run("thread_launch", [&] { return RunLaunches(device, options, false, smoke ? 40000 : 10000000, smoke ? 16384 : UINT32_MAX); });
     // Workload 3: fan-out tree.
-    run("fan_out_tree", [&] { return RunLaunches(device, options, true, smoke ? 8000 : 1u << 19, smoke ? 4096 : 1u << 17); });
+    run("fan_out_tree", [&] { return RunLaunches(device, options, true, smoke ? 8000 : 1u << 19, smoke ? 4096 : UINT32_MAX); });
     // Workload 4: recursion, fan-out 4 to 8.
     run("recursion", [&] { return RunRecursion(device, options, smoke ? 3 : 7); });
     // Workload 5: dynamic broadcast grids.

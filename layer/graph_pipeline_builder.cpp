@@ -608,8 +608,11 @@ GraphBuildResult BuildExecutionGraphPipeline(DeviceState& device, VkPipelineCach
     }
 
     // 8. Scratch sizes (scratch_plan.h documents what each guarantees).
+    // Every record in a heap is some node's input record: the largest one sizes the heap against the record entries.
+    uint32_t max_record_stride = 0;
+    for (const runtime::NodeStaticInfo& info : graph->static_infos) max_record_stride = std::max(max_record_stride, info.record_stride);
     graph->scratch_plan = ScratchPlan(static_cast<uint32_t>(graph->nodes.size()), static_cast<uint32_t>(graph->output_table.size()),
-                                      graph->trash_size);
+                                      graph->trash_size, max_record_stride);
     graph->scratch_size.minSize = graph->scratch_plan.MinSize();
     graph->scratch_size.maxSize = graph->scratch_plan.MaxSize();
     graph->scratch_size.sizeGranularity = graph->scratch_plan.SizeGranularity();

@@ -30,8 +30,11 @@ uint32_t ScratchLayout::RecordsOffset(uint32_t half) const { return NodeStatesOf
 uint32_t ScratchLayout::DirectoryOffset(uint32_t half) const { return RecordsOffset(half) + record_capacity * sizeof(RecordEntry); }
 uint32_t ScratchLayout::HeapOffset(uint32_t half) const { return DirectoryOffset(half) + record_capacity * sizeof(DirectoryEntry); }
 
-ScratchPlan::ScratchPlan(uint32_t node_count, uint32_t output_table_entries, uint32_t trash_size)
-    : node_count_(node_count), output_table_entries_(output_table_entries), trash_size_(trash_size) {
+ScratchPlan::ScratchPlan(uint32_t node_count, uint32_t output_table_entries, uint32_t trash_size, uint32_t max_record_stride)
+    : node_count_(node_count),
+      output_table_entries_(output_table_entries),
+      trash_size_(trash_size),
+      heap_bytes_per_record_(static_cast<uint32_t>(std::clamp<uint64_t>(AlignUp(max_record_stride, 16), 16, kDefaultHeapBytesPerRecord))) {
     static_assert(sizeof(HalfHeader) % 16 == 0 && sizeof(NodeState) % 16 == 0 && sizeof(RecordEntry) == 16 &&
                       sizeof(DirectoryEntry) == 16 && kBytesPerRecord == sizeof(RecordEntry) + sizeof(DirectoryEntry),
                   "the heap must stay 16-byte aligned within a half");
@@ -48,10 +51,10 @@ ScratchPlan::ScratchPlan(uint32_t node_count, uint32_t output_table_entries, uin
         static_cast<uint32_t>(AlignUp(sizeof(HalfHeader) + uint64_t(node_count) * sizeof(NodeState), 64) + AlignUp(trash_size, 64));
 
     // The variable part of a half giving at least kMinRecordsPerHalf records and kMinHeapBytesPerHalf heap bytes with
-    // the 1/4 : 3/4 split of LayoutFor.
-    const uint64_t for_records = uint64_t(kMinRecordsPerHalf) * kBytesPerRecord * kRecordShareDenominator;
-    const uint64_t for_heap = AlignUp(uint64_t(kMinHeapBytesPerHalf) * kRecordShareDenominator / (kRecordShareDenominator - 1),
-                                      kBytesPerRecord * kRecordShareDenominator);
+    // the split of LayoutFor (one record's entries per HeapBytesPerRecord() of heap).
+    const uint64_t unit = kBytesPerRecord + heap_bytes_per_record_;
+    const uint64_t for_records = uint64_t(kMinRecordsPerHalf) * unit;
+    const uint64_t for_heap = AlignUp(uint64_t(kMinHeapBytesPerHalf) * unit / heap_bytes_per_record_, unit);
     const uint64_t variable = std::max(for_records, for_heap);
     min_size_ = fixed + 2 * (half_fixed_size_ + variable);
     const uint64_t steps = min_size_ >= kMaxUsefulSize ? 0 : (kMaxUsefulSize - min_size_ + kGranularity - 1) / kGranularity;
@@ -77,7 +80,7 @@ std::optional<ScratchLayout> ScratchPlan::LayoutFor(VkDeviceSize scratch_size) c
     layout.half_offset[0] = fixed_size_;
     layout.half_offset[1] = static_cast<uint32_t>(fixed_size_ + half_size);
     const uint64_t variable = half_size - half_fixed_size_;
-    layout.record_capacity = static_cast<uint32_t>(variable / kRecordShareDenominator / kBytesPerRecord);
+    layout.record_capacity = static_cast<uint32_t>(variable / (kBytesPerRecord + heap_bytes_per_record_));
     // The heap takes the rest up to the end of the half (HeapOffset is past the NodeStates, so subtract exactly those).
     const uint64_t heap_start_in_half = sizeof(HalfHeader) + uint64_t(node_count_) * sizeof(NodeState) +
                                         uint64_t(layout.record_capacity) * kBytesPerRecord;

@@ -7,10 +7,13 @@
 //                    fan-out, besides the fixed part (header, node table, output tables, trash, node statistics) and
 //                    a guard of trash size after each half's heap.
 //   sizeGranularity  64 KiB. Only minSize + k * sizeGranularity bytes are used (facts §11); every step adds capacity to
-//                    both halves, split kRecordShareDenominator-ths record entries, the rest heap.
-//   maxSize          kMaxUsefulSize (256 MiB) or minSize if that is larger, rounded to a granularity step: about 1 M
-//                    records and 96 MiB of heap per half; more does not help real graphs and would push offsets towards
-//                    the 32-bit limit of the layout.
+//                    both halves, split so that record entries and heap run out together when every record has the
+//                    graph's largest input record (up to 96 bytes): kBytesPerRecord of entries per HeapBytesPerRecord()
+//                    of heap.
+//   maxSize          kMaxUsefulSize (256 MiB) or minSize if that is larger, rounded to a granularity step: per half,
+//                    128 MiB / (32 + heap bytes per record) records, about 2.8 M for records of up to 16 bytes and 1 M
+//                    for records of 96 bytes or more; more does not help real graphs and would push offsets towards the
+//                    32-bit limit of the layout.
 #pragma once
 
 #include <vulkan/vulkan.h>
@@ -51,11 +54,19 @@ class ScratchPlan {
     static constexpr uint32_t kMinHeapBytesPerHalf = 256 * 1024;
     static constexpr VkDeviceSize kGranularity = 64 * 1024;
     static constexpr VkDeviceSize kMaxUsefulSize = 256ull * 1024 * 1024;
-    // 1/4 of each half's variable part goes to records (16-byte list entry + 16-byte directory entry), 3/4 to the heap.
-    static constexpr uint32_t kRecordShareDenominator = 4;
+    // Every record takes a 16-byte list entry and a 16-byte directory entry, and its payload in the heap.
     static constexpr uint32_t kBytesPerRecord = 32;
+    // Heap bytes per record when the graph's records are not known, and at most: a quarter of each half's variable part
+    // for entries. Graphs of larger records keep that split (their heap runs out first, as before minSize grew with
+    // record size), so minSize does not depend on the records.
+    static constexpr uint32_t kDefaultHeapBytesPerRecord = 96;
 
-    ScratchPlan(uint32_t node_count, uint32_t output_table_entries, uint32_t trash_size);
+    // `max_record_stride`: the largest heap stride of any node's input record (NodeStaticInfo::record_stride). Lowered
+    // allocations round each allocation to 16 bytes, so a record takes at most that rounded up to 16 heap bytes; the split
+    // uses it between 16 and kDefaultHeapBytesPerRecord.
+    ScratchPlan(uint32_t node_count, uint32_t output_table_entries, uint32_t trash_size,
+                uint32_t max_record_stride = kDefaultHeapBytesPerRecord);
+    uint32_t HeapBytesPerRecord() const { return heap_bytes_per_record_; }
 
     VkDeviceSize MinSize() const { return min_size_; }
     VkDeviceSize MaxSize() const { return max_size_; }
@@ -72,6 +83,7 @@ class ScratchPlan {
     uint32_t node_count_;
     uint32_t output_table_entries_;
     uint32_t trash_size_;
+    uint32_t heap_bytes_per_record_;
     uint32_t fixed_size_ = 0;       // header, node table, output tables, trash, node stats; 64-byte aligned
     uint32_t half_fixed_size_ = 0;  // HalfHeader + NodeState[node_count], 64-byte aligned, plus the heap's end guard
     VkDeviceSize min_size_ = 0;

@@ -76,6 +76,37 @@ TEST(ScratchPlan, MinimumGuaranteesCapacities) {
     }
 }
 
+// The split of each half follows the graph's largest input record: entries and heap run out together when every record
+// is that large, for records of 16 to 96 bytes; larger records keep the 96-byte split. The guarantees of minSize hold
+// for every record size, and maxSize stays within kMaxUsefulSize.
+TEST(ScratchPlan, SmallRecordsGetMoreRecordsPerHalf) {
+    const ScratchPlan default_split(5, 10, 4096);
+    for (uint32_t stride : {0u, 4u, 8u, 16u, 20u, 64u, 96u, 100u, 1024u}) {
+        const ScratchPlan plan(5, 10, 4096, stride);
+        const uint32_t heap_per_record = std::clamp((stride + 15) / 16 * 16, 16u, 96u);
+        EXPECT_EQ(plan.HeapBytesPerRecord(), heap_per_record) << stride;
+        for (VkDeviceSize size : {plan.MinSize(), plan.MaxSize()}) {
+            const ScratchLayout layout = *plan.LayoutFor(size);
+            ExpectWellFormed(layout);
+            EXPECT_GE(layout.record_capacity, ScratchPlan::kMinRecordsPerHalf) << stride;
+            EXPECT_GE(layout.heap_capacity, ScratchPlan::kMinHeapBytesPerHalf) << stride;
+            // Full record list, every record of the largest size: the heap holds them.
+            EXPECT_GE(uint64_t(layout.heap_capacity), uint64_t(layout.record_capacity) * heap_per_record) << stride;
+        }
+        EXPECT_LT(plan.MaxSize(), ScratchPlan::kMaxUsefulSize + plan.SizeGranularity());
+        const ScratchLayout largest = *plan.LayoutFor(plan.MaxSize());
+        const ScratchLayout reference = *default_split.LayoutFor(default_split.MaxSize());
+        if (heap_per_record < 96) {
+            EXPECT_GT(largest.record_capacity, reference.record_capacity) << stride;
+        } else {
+            EXPECT_EQ(largest.record_capacity, reference.record_capacity) << stride;
+        }
+    }
+    // Records of up to 16 bytes: about 128 MiB / 48 bytes per half at maxSize.
+    const ScratchLayout small = *ScratchPlan(5, 10, 4096, 8).LayoutFor(ScratchPlan(5, 10, 4096, 8).MaxSize());
+    EXPECT_GT(small.record_capacity, 2'700'000u);
+}
+
 TEST(ScratchPlan, MinSizeGrowsWithTheFixedPart) {
     const ScratchPlan small(4, 8, 0), more_nodes(40, 8, 0), more_outputs(4, 8000, 0), more_trash(4, 8, 1 << 20);
     EXPECT_GT(more_nodes.MinSize(), small.MinSize());
