@@ -410,12 +410,15 @@ Result RunChain(BenchDevice& device, const Options& options, const std::string& 
 
 // ---- Workload 2: classification ----------------------------------------------------------------------------------
 
-Result RunClassify(BenchDevice& device, const Options& options, uint32_t materials, uint32_t width, uint32_t height) {
+// `used` of the `materials` shading nodes get tiles (material = hash % used); the others are empty nodes, which both
+// implementations still dispatch (the baseline with zero-workgroup indirect dispatches).
+Result RunClassify(BenchDevice& device, const Options& options, uint32_t materials, uint32_t width, uint32_t height, uint32_t used) {
     Result result;
-    result.name = "classify_" + std::to_string(materials);
+    result.name = "classify_" + (used == materials ? std::to_string(materials) : std::to_string(used) + "_of_" + std::to_string(materials));
     const uint32_t tiles_x = (width + 15) / 16, tiles_y = (height + 15) / 16, tiles = tiles_x * tiles_y;
     result.shape = std::to_string(width) + "x" + std::to_string(height) + ", " + std::to_string(tiles) + " 16x16 tiles -> " +
-                   std::to_string(materials) + " shading nodes";
+                   std::to_string(materials) + " shading nodes" +
+                   (used == materials ? "" : ", " + std::to_string(used) + " of them with tiles");
     result.levels = 2;
     result.records = 1.0 + tiles;
     Workload work(device, options, result);
@@ -432,7 +435,7 @@ Result RunClassify(BenchDevice& device, const Options& options, uint32_t materia
     if (work.CreateGraph(stages, graph_image) == VK_NULL_HANDLE) return result;
     struct Frame {
         uint32_t grid_x, grid_y, width, height, materials;
-    } frame{tiles_x, tiles_y, width, height, materials};
+    } frame{tiles_x, tiles_y, width, height, used};
     const std::vector<Workload::Entry> entries{{work.NodeIndex("Classify", 0), 1, &frame, sizeof(Frame)}};
 
     work.CreateBaselineLayout(baseline_image, lists, queues);
@@ -448,7 +451,7 @@ Result RunClassify(BenchDevice& device, const Options& options, uint32_t materia
         Workload::ResetQueues(cmd, queues, initial_queues);
         PassConstants constants;
         constants.param0 = width | (height << 16);
-        constants.param1 = materials;
+        constants.param1 = used;
         constants.param3 = tiles;
         work.BindBaseline(cmd, classify_pass);
         work.Push(cmd, constants);
@@ -466,7 +469,7 @@ Result RunClassify(BenchDevice& device, const Options& options, uint32_t materia
     std::vector<uint32_t> expected(size_t(width) * height);
     for (uint32_t y = 0; y < height; ++y) {
         for (uint32_t x = 0; x < width; ++x)
-            expected[size_t(y) * width + x] = ShadePixel(x, y, TileMaterialHash(x / 16, y / 16) % materials);
+            expected[size_t(y) * width + x] = ShadePixel(x, y, TileMaterialHash(x / 16, y / 16) % used);
     }
     Compare(result, "graph", device.Read(graph_image, image_bytes), expected);
     Compare(result, "baseline", device.Read(baseline_image, image_bytes), expected);
@@ -874,6 +877,14 @@ void AddDerivedFigures(std::vector<Result>& results) {
                 wide->extra.push_back({"baseline_vs_8_nodes", wide->baseline_us / eight->baseline_us});
             }
         }
+        // Same tiles and shading as classify_8, plus empty nodes: the difference is what the empty nodes cost.
+        for (const char* name : {"classify_8_of_64", "classify_8_of_1024"}) {
+            if (Result* sparse = find(name)) {
+                const double empty_nodes = std::stod(std::string(name).substr(std::strlen("classify_8_of_"))) - 8;
+                sparse->extra.push_back({"graph_us_per_empty_node", (sparse->graph_us - eight->graph_us) / empty_nodes});
+                sparse->extra.push_back({"baseline_us_per_empty_node", (sparse->baseline_us - eight->baseline_us) / empty_nodes});
+            }
+        }
     }
 }
 
@@ -943,8 +954,11 @@ int main(int argc, char** argv) {
     // Workload 2: classification.
     const uint32_t width = smoke ? 200 : 1920, height = smoke ? 120 : 1080;
     for (uint32_t materials : smoke ? std::vector<uint32_t>{8, 64} : std::vector<uint32_t>{8, 64, 1024}) {
-        run("classify_" + std::to_string(materials), [&] { return RunClassify(device, options, materials, width, height); });
+        run("classify_" + std::to_string(materials), [&] { return RunClassify(device, options, materials, width, height, materials); });
     }
+    // The cost of empty nodes: 1024 shading nodes of which the 8 of classify_8 get the tiles.
+    const uint32_t sparse_nodes = smoke ? 64 : 1024;
+    run("classify_8_of_" + std::to_string(sparse_nodes), [&] { return RunClassify(device, options, sparse_nodes, width, height, 8); });
     // Workload 6: thread launches (ten million on the GPU).
     // GPU sizes: as many entry records per graph dispatch as the scratch's record capacity allows.
     run("thread_launch", [&] { return RunLaunches(device, options, false, smoke ? 40000 : 10000000, smoke ? 16384 : UINT32_MAX); });
