@@ -278,6 +278,10 @@ void main() {
         const uint kept = Kept(n, capacity);
         // Sharing nodes can need more directory entries than the record list holds; the excess is dropped (and was
         // skipped by the scatter) so that no node writes outside its directory range.
+        // A node without records keeps the cleared state the previous level pass (or the dispatch's begin) left in this
+        // half: nothing to write, and no round trips to memory for it (a 1024-node graph has about a thousand per level).
+        s_total[n] = 0u;
+        if (count == 0u) continue;
         if (kept < count) ReportDrop(pc.scratch, header, n, pc.level, kStatusRecordListOverflow, count - kept);
         stats.stats[n].records += kept;  // node n belongs to this invocation alone
         input_half.nodes[n].record_count = kept;
@@ -310,11 +314,12 @@ void main() {
     barrier();  // s_total is complete, and nothing reads s_end's input ranges any more
     const bool overflow = pc.has_dispatch_groups != 0u && ScanWorkgroupTotals(node_count);
     for (uint n = t; n < node_count; n += 256u) {
-        WriteDispatchArgs(pc.scratch, header, input_half, n, pc.level, s_total[n]);
+        if (s_total[n] != 0u) WriteDispatchArgs(pc.scratch, header, input_half, n, pc.level, s_total[n]);  // else cleared
+        if (pc.has_dispatch_groups == 0u) continue;
         const uint first = table.infos[n].dispatch_group_first;
         const uint size = table.infos[n].dispatch_group_size;
-        input_half.nodes[n].group_first_workgroup = 0u;
-        if (pc.has_dispatch_groups == 0u || size <= 1u || first > n || n - first >= size || first + size > node_count) continue;
+        // Every member's first workgroup, empty ones included: the lowered nodes' binary search needs them ascending.
+        if (size <= 1u || first > n || n - first >= size || first + size > node_count) continue;
         input_half.nodes[n].group_first_workgroup = s_end[n] - s_end[first];
         if (n != first) continue;
         uint64_t group_total = uint64_t(s_end[first + size - 1u] - s_end[first]) + uint64_t(s_total[first + size - 1u]);
