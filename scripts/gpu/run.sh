@@ -50,10 +50,10 @@ import glob, json, os, sys
 out, parts, merged, seen = sys.argv[1], sys.argv[2], None, set()
 for path in sorted(glob.glob(os.path.join(parts, "*.json")), key=os.path.getmtime):
     data = json.load(open(path))
-    if merged is None:
-        merged, merged["workloads"] = data, []
-        merged["method"] = "each workload in its own process (scripts/gpu/run.sh)"
-    for workload in data["workloads"]:
+    workloads = data["workloads"]
+    if merged is None:  # the first file's metadata; its workloads are added below like every other file's
+        merged = dict(data, workloads=[], method="each workload in its own process (scripts/gpu/run.sh)")
+    for workload in workloads:
         if workload["name"] not in seen:  # --only matches by prefix: overhead_chain32 also runs overhead_chain32x8
             seen.add(workload["name"])
             merged["workloads"].append(workload)
