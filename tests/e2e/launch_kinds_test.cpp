@@ -263,6 +263,41 @@ TEST_P(LaunchKindsByLevelPassWidth, ThreadNode256Records) {
     ExpectUav(uav, expected);
 }
 
+// A dispatch group of three thread nodes (one module, main[0..2]) whose records come in batches of 32 per workgroup:
+// main[0] gets 40 records (two workgroups, the second partial), main[1] none, main[2] 100 (four). Each workgroup of the
+// group's one dispatch must find its member, and each invocation its record within the member's batches.
+TEST_P(LaunchKindsByLevelPassWidth, DispatchGroupOfThreadNodesWithPartialBatches) {
+    std::vector<IdxValue> first, third;
+    std::vector<uint32_t> expected(1024, 0);
+    for (uint32_t i = 0; i < 40; ++i) first.push_back({i * 7, 1000 + i});
+    for (uint32_t i = 0; i < 100; ++i) third.push_back({i * 7 + 3, 5000 + i});
+    for (const IdxValue& r : first) expected[r.idx] = r.v;
+    for (const IdxValue& r : third) expected[r.idx] = r.v;
+    TestBuffer& uav = Uav(1024);
+    std::vector<NodeStage> stages;
+    for (uint32_t i = 0; i < 3; ++i) stages.push_back({ReadCorpus("thread_node"), "main", nullptr, i});
+    RunGraph(stages, uav,
+             {{"main", 0, static_cast<uint32_t>(first.size()), first.data(), sizeof(IdxValue)},
+              {"main", 2, static_cast<uint32_t>(third.size()), third.data(), sizeof(IdxValue)}});
+    ExpectUav(uav, expected);
+}
+
+// The same group with records for main[1] only: the level's sole consumer reads the record list as its directory
+// (level.comp, SoleConsumer) while it runs inside the group's dispatch.
+TEST_P(LaunchKindsByLevelPassWidth, DispatchGroupWhoseMiddleMemberIsTheLevelsSoleConsumer) {
+    std::vector<IdxValue> records;
+    std::vector<uint32_t> expected(1024, 0);
+    for (uint32_t i = 0; i < 70; ++i) {
+        records.push_back({(i * 13) % 1024, 77 + i});
+        expected[(i * 13) % 1024] = 77 + i;
+    }
+    TestBuffer& uav = Uav(1024);
+    std::vector<NodeStage> stages;
+    for (uint32_t i = 0; i < 3; ++i) stages.push_back({ReadCorpus("thread_node"), "main", nullptr, i});
+    RunGraph(stages, uav, {{"main", 1, static_cast<uint32_t>(records.size()), records.data(), sizeof(IdxValue)}});
+    ExpectUav(uav, expected);
+}
+
 TEST_P(LaunchKindsByLevelPassWidth, ThreadFeedsDynamicBroadcast) {
     TestBuffer& uav = Uav(1024);
     RunGraph({{ReadModule("thread_forward_grid"), "main", "Entry"},
