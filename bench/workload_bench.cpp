@@ -578,12 +578,16 @@ Result RunLaunches(BenchDevice& device, const Options& options, bool fan_out, ui
 
 // ---- Workload 4: recursion ---------------------------------------------------------------------------------------
 
-Result RunRecursion(BenchDevice& device, const Options& options, uint32_t max_depth) {
+// A thread node recursing to `max_depth`, each record with fan_base + seed % fan_modulus children: workload 4 (4 + seed %
+// 5) and the binary tree (2 + seed % 1).
+Result RunRecursion(BenchDevice& device, const Options& options, const std::string& name, uint32_t max_depth, uint32_t fan_base,
+                    uint32_t fan_modulus) {
     Result result;
-    result.name = "recursion";
+    result.name = name;
     constexpr uint32_t kRootSeed = 12345;
+    constexpr uint32_t kSumOffset = 32;  // UAV[depth] counts the records of a depth, UAV[32 + depth] sums their seeds
     // CPU reference: records per depth and the sum of their seeds.
-    std::vector<uint32_t> expected(32, 0);
+    std::vector<uint32_t> expected(2 * kSumOffset, 0);
     std::vector<uint32_t> level{kRootSeed};
     uint32_t widest = 1;
     double nodes = 0;
@@ -591,27 +595,32 @@ Result RunRecursion(BenchDevice& device, const Options& options, uint32_t max_de
         std::vector<uint32_t> next;
         for (uint32_t seed : level) {
             expected[depth] += 1;
-            expected[16 + depth] += seed;
+            expected[kSumOffset + depth] += seed;
             if (depth < max_depth) {
-                for (uint32_t k = 0; k < 4 + seed % 5; ++k) next.push_back(ChildSeed(seed, k));
+                for (uint32_t k = 0; k < fan_base + seed % fan_modulus; ++k) next.push_back(ChildSeed(seed, k));
             }
         }
         nodes += double(level.size());
         widest = std::max<uint32_t>(widest, static_cast<uint32_t>(level.size()));
         level = std::move(next);
     }
-    result.shape = "thread node recursing to depth " + std::to_string(max_depth) + ", fan-out 4..8, " +
+    const std::string fan_out = fan_modulus == 1 ? std::to_string(fan_base)
+                                                 : std::to_string(fan_base) + ".." + std::to_string(fan_base + fan_modulus - 1);
+    result.shape = "thread node recursing to depth " + std::to_string(max_depth) + ", fan-out " + fan_out + ", " +
                    std::to_string(uint64_t(nodes)) + " records";
     result.levels = max_depth + 1;
     result.records = nodes;
     Workload work(device, options, result);
-    TestBuffer& graph_uav = work.Buffer(32 * 4);
-    TestBuffer& baseline_uav = work.Buffer(32 * 4);
+    TestBuffer& graph_uav = work.Buffer(expected.size() * 4);
+    TestBuffer& baseline_uav = work.Buffer(expected.size() * 4);
     const uint32_t half_words = widest * 3;
     TestBuffer& lists = work.Buffer(VkDeviceSize(half_words) * 2 * 4);
     TestBuffer& queues = work.Buffer((max_depth + 2) * kQueueBytes);
 
-    if (work.CreateGraph({{std::string(modules::kRecursion), "main", "Tree", 0}}, graph_uav) == VK_NULL_HANDLE) return result;
+    const std::string module = ReplaceAll(ReplaceAll(ReplaceAll(std::string(modules::kRecursion), "@MAX_RECURSION@", std::to_string(max_depth)),
+                                                     "@FAN_BASE@", std::to_string(fan_base)),
+                                          "@FAN_MODULUS@", std::to_string(fan_modulus));
+    if (work.CreateGraph({{module, "main", "Tree", 0}}, graph_uav) == VK_NULL_HANDLE) return result;
     const uint32_t root[3] = {kRootSeed, 0, max_depth};
     const std::vector<Workload::Entry> entries{{work.NodeIndex("Tree", 0), 1, root, sizeof(root)}};
 
@@ -634,14 +643,16 @@ Result RunRecursion(BenchDevice& device, const Options& options, uint32_t max_de
             constants.out_queue = depth + 1;
             constants.in_offset = (depth & 1) * half_words;
             constants.out_offset = ((depth + 1) & 1) * half_words;
+            constants.param0 = fan_base;
+            constants.param1 = fan_modulus;
             work.Push(cmd, constants);
             vkCmdDispatchIndirect(cmd, queues.buffer, depth * kQueueBytes + 4);
             if (depth < max_depth) FullBarrier(cmd);
         }
     };
     work.Time(graph_uav, graph, baseline_uav, baseline);
-    Compare(result, "graph", device.Read(graph_uav, 32 * 4), expected);
-    Compare(result, "baseline", device.Read(baseline_uav, 32 * 4), expected);
+    Compare(result, "graph", device.Read(graph_uav, expected.size() * 4), expected);
+    Compare(result, "baseline", device.Read(baseline_uav, expected.size() * 4), expected);
     work.CheckScratch();
     return result;
 }
@@ -965,7 +976,10 @@ int main(int argc, char** argv) {
     // Workload 3: fan-out tree.
     run("fan_out_tree", [&] { return RunLaunches(device, options, true, smoke ? 8000 : 1u << 19, smoke ? 4096 : UINT32_MAX); });
     // Workload 4: recursion, fan-out 4 to 8.
-    run("recursion", [&] { return RunRecursion(device, options, smoke ? 3 : 7); });
+    run("recursion", [&] { return RunRecursion(device, options, "recursion", smoke ? 3 : 7, 4, 5); });
+    // The issue's binary tree (fan-out 2). Depth 22 (4.2 M records in its last level) does not fit one scratch half at
+    // maxSize (2.8 M records of up to 16 bytes); depth 21 does, in one graph dispatch.
+    run("binary_tree", [&] { return RunRecursion(device, options, "binary_tree_" + std::to_string(smoke ? 8 : 21), smoke ? 8 : 21, 2, 1); });
     // Workload 5: dynamic broadcast grids.
     run("dynamic_broadcast", [&] { return RunDynamicGrid(device, options, smoke ? 48 : 1024, smoke ? 6 : 12); });
     // Workload 7: compute rasteriser.

@@ -1,5 +1,6 @@
 #version 450
-// Baseline of workload 4: one level of the tree, one invocation per record {seed, depth, max_depth} (3 uints).
+// Baseline of workload 4 and the binary tree: one level of the tree, one invocation per record {seed, depth, max_depth}
+// (3 uints); a record has param0 + seed % param1 children.
 #extension GL_GOOGLE_include_directive : require
 #include "bench_common.glsl"
 layout(local_size_x = 64) in;
@@ -12,8 +13,8 @@ void main() {
         depth = lists[pass.in_offset + 3u * i + 1u];
         max_depth = lists[pass.in_offset + 3u * i + 2u];
         atomicAdd(uav[depth], 1u);
-        atomicAdd(uav[16u + depth], seed);
-        children = depth < max_depth ? 4u + seed % 5u : 0u;
+        atomicAdd(uav[32u + depth], seed);
+        children = depth < max_depth ? pass.param0 + seed % pass.param1 : 0u;  // fan-out base and modulus
     }
     uint slot = AppendRecords(children);
     for (uint k = 0u; k < children; ++k) {
