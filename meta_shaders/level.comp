@@ -3,17 +3,20 @@
 // graph has at most kMaxNodes nodes and kMaxSharingNodes SharesInputWithAMDX nodes (layer/scheduler.cpp), and the
 // three split passes otherwise; both leave scratch in the same state.
 //
-// Every workgroup that has records to scatter
+// The scheduler launches enough workgroups for a full record list; only as many as the level's producers asked for
+// (HalfHeader::level_pass_workgroups, at least one) take part, and the rest return at once. Every taking part
+// workgroup that has records to scatter
 //   1. computes the exclusive prefix sum of the nodes' input counts (a sharing node's count includes its source's) into
 //      shared memory itself, so no workgroup waits for another before scattering;
-// and every workgroup
+// and every taking part workgroup
 //   2. clears part of the output half, which this level's nodes write only after the next barrier (its scatter
 //      cursors start at zero for the next level; nothing in this pass reads that half);
 //   3. scatters its grid-stride share of the input record list into the directory (one 64-bit atomic per record and
-//      consumer, as in scatter.comp).
-// The last workgroup to finish (a device-scope counter in the input HalfHeader) then writes what the split passes'
-// prepare and write_args wrote: kept counts, directory bases, statistics, the nodes' indirect arguments and the header.
-// It is the only workgroup that writes the input half's per-node counts, because the others read them in step 1.
+//      consumer, as in scatter.comp), unless the list serves as the directory of the level's sole consumer.
+// The last workgroup to finish (a device-scope counter in the input HalfHeader; a single workgroup needs none) then
+// writes what the split passes' prepare and write_args wrote: kept counts, directory bases, statistics, the nodes'
+// indirect arguments and the header, and the dispatch groups' arguments and first workgroups. It is the only
+// workgroup that writes the input half's per-node counts, because the others read them in step 1.
 //
 // Visibility without the Vulkan memory model (the layer does not enable vulkanMemoryModel): every invocation fences its
 // stores with memoryBarrierBuffer() before its workgroup increments the counter, and the last workgroup fences after
