@@ -281,8 +281,11 @@ void DispatchReporter::Poll(const MessageSink& messages) {
             Finished done{pending.description, {}};
             std::memcpy(&done.readback.header, const_cast<const uint8_t*>(slot + kReportSlotHeaderOffset), sizeof(GraphHeader));
             done.readback.nodes.resize(pending.node_count);
-            std::memcpy(done.readback.nodes.data(), const_cast<const uint8_t*>(slot + kReportSlotStatsOffset),
-                        pending.node_count * sizeof(NodeStats));
+            // A header-only report has no statistics (and memcpy must not get the empty vector's null pointer).
+            if (pending.node_count != 0) {
+                std::memcpy(done.readback.nodes.data(), const_cast<const uint8_t*>(slot + kReportSlotStatsOffset),
+                            pending.node_count * sizeof(NodeStats));
+            }
             // Consumed: a later submission of the same command buffer writes the serial again and is reported again.
             *reinterpret_cast<volatile uint32_t*>(slot) = 0;
             finished.push_back(std::move(done));
