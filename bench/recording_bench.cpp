@@ -7,7 +7,7 @@
 // layer's device-level intercepts are active. Nothing is submitted: each row records `count` commands into one command
 // buffer, `iterations` times (reset, begin, record, end), and reports the median of the recording alone.
 //
-// Usage: execgraph_recording_bench [--json PATH] [--count N] [--iterations N] [--smoke]
+// Usage: execgraph_recording_bench [--json PATH] [--count N] [--iterations N] [--shader SPV] [--smoke]
 //   EXECGRAPH_BENCH_SMOKE=1  few iterations (CTest on lavapipe)
 // Exit status 1 when there is no device, a debug-utils error arrived (validation layer below), or a figure is not
 // positive.
@@ -18,6 +18,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
+#include <iterator>
 #include <functional>
 #include <string>
 #include <vector>
@@ -58,6 +59,10 @@ struct Objects {
     VkDescriptorSet sets[2] = {};
     VkPipelineLayout layout = VK_NULL_HANDLE;
     VkPipeline pipelines[2] = {};
+    // --shader: the SPIR-V the dispatch rows' pipelines run instead of the no-op shader (entry point "main", set 0
+    // binding 0 a storage buffer, push constants within 128 bytes), e.g. a lowered node from dump_shaders_path, to see
+    // whether what a pipeline contains changes what its dispatches cost to record.
+    std::vector<uint32_t> shader_words;
 
     bool Create(VkPhysicalDevice physical_device, VkDevice device_handle);
     ~Objects();
@@ -128,8 +133,8 @@ bool Objects::Create(VkPhysicalDevice physical_device, VkDevice device_handle) {
     layout_info.pPushConstantRanges = &range;
     vkCreatePipelineLayout(device, &layout_info, nullptr, &layout);
     VkShaderModuleCreateInfo module_info{VK_STRUCTURE_TYPE_SHADER_MODULE_CREATE_INFO};
-    module_info.codeSize = sizeof(kNoopShader);
-    module_info.pCode = kNoopShader;
+    module_info.codeSize = shader_words.empty() ? sizeof(kNoopShader) : shader_words.size() * sizeof(uint32_t);
+    module_info.pCode = shader_words.empty() ? kNoopShader : shader_words.data();
     VkShaderModule module = VK_NULL_HANDLE;
     vkCreateShaderModule(device, &module_info, nullptr, &module);
     for (uint32_t variant = 0; variant < 2; ++variant) {
@@ -302,20 +307,21 @@ std::string DriverVersion(uint32_t vendor_id, uint32_t version) {
 int Run(int argc, char** argv) {
     const char* smoke_env = std::getenv("EXECGRAPH_BENCH_SMOKE");
     bool smoke = smoke_env != nullptr && std::strcmp(smoke_env, "0") != 0;
-    std::string json_path;
+    std::string json_path, shader_path;
     int count = 0, iterations = 0;
     for (int i = 1; i < argc; ++i) {
         const std::string arg = argv[i];
         const char* value = i + 1 < argc ? argv[i + 1] : nullptr;
         if (arg == "--smoke") {
             smoke = true;
-        } else if (value != nullptr && (arg == "--json" || arg == "--count" || arg == "--iterations")) {
+        } else if (value != nullptr && (arg == "--json" || arg == "--count" || arg == "--iterations" || arg == "--shader")) {
             ++i;
             if (arg == "--json") json_path = value;
+            if (arg == "--shader") shader_path = value;
             if (arg == "--count") count = std::atoi(value);
             if (arg == "--iterations") iterations = std::atoi(value);
         } else {
-            std::fprintf(stderr, "usage: %s [--json PATH] [--count N] [--iterations N] [--smoke]\n", argv[0]);
+            std::fprintf(stderr, "usage: %s [--json PATH] [--count N] [--iterations N] [--shader SPV] [--smoke]\n", argv[0]);
             return 2;
         }
     }
@@ -331,9 +337,26 @@ int Run(int argc, char** argv) {
     vulkan13.maintenance4 = VK_TRUE;  // glslang's SPIR-V 1.6 declares the workgroup size with LocalSizeId
     VkPhysicalDeviceVulkan12Features vulkan12{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_2_FEATURES, &vulkan13};
     vulkan12.bufferDeviceAddress = VK_TRUE;
-    test::DeviceOptions device_options{through_layer, through_layer, &vulkan12, nullptr};
+    std::vector<uint32_t> shader_words;
+    if (!shader_path.empty()) {
+        // What lowered nodes need besides (the layer requires these of emulating devices).
+        vulkan12.shaderBufferInt64Atomics = VK_TRUE;
+        vulkan12.scalarBlockLayout = VK_TRUE;
+        std::ifstream file(shader_path, std::ios::binary);
+        std::vector<char> bytes((std::istreambuf_iterator<char>(file)), std::istreambuf_iterator<char>());
+        if (bytes.empty() || bytes.size() % 4 != 0) {
+            std::fprintf(stderr, "%s: not a SPIR-V file\n", shader_path.c_str());
+            return 2;
+        }
+        shader_words.resize(bytes.size() / 4);
+        std::memcpy(shader_words.data(), bytes.data(), bytes.size());
+    }
+    VkPhysicalDeviceFeatures features{};
+    features.shaderInt64 = shader_path.empty() ? VK_FALSE : VK_TRUE;
+    test::DeviceOptions device_options{through_layer, through_layer, &vulkan12, &features};
     test::TestDevice device(instance, device_options);
-    Objects objects;
+    Objects objects;  // after the device: destroyed before it
+    objects.shader_words = std::move(shader_words);
     if (device.result() != VK_SUCCESS || !objects.Create(instance.PhysicalDevice(), device.handle())) {
         std::fprintf(stderr, "no Vulkan 1.3 device with synchronization2, maintenance4 and bufferDeviceAddress: %s\n",
                      log.Problems().c_str());
@@ -346,8 +369,9 @@ int Run(int argc, char** argv) {
     const std::string driver_text = std::string(driver.driverName) + " " + driver.driverInfo + " (driverVersion " +
                                     DriverVersion(properties.properties.vendorID, properties.properties.driverVersion) + ")";
     const char* layers = std::getenv("VK_INSTANCE_LAYERS");
-    std::printf("device: %s\ndriver: %s\nthrough the layer: %s (VK_INSTANCE_LAYERS=%s)\n", device_name.c_str(), driver_text.c_str(),
-                through_layer ? "yes" : "no", layers ? layers : "");
+    std::printf("device: %s\ndriver: %s\nthrough the layer: %s (VK_INSTANCE_LAYERS=%s)\npipelines run: %s\n", device_name.c_str(),
+                driver_text.c_str(), through_layer ? "yes" : "no", layers ? layers : "",
+                shader_path.empty() ? "the no-op shader" : shader_path.c_str());
     std::printf("host time to record; median of %d command buffers\n\n%-58s %8s %11s %11s %18s\n", iterations, "command",
                 "commands", "record us", "us/command", "reset+begin+end us");
 
@@ -366,7 +390,8 @@ int Run(int argc, char** argv) {
         json << "{\n  \"device_name\": " << JsonString(device_name) << ",\n  \"driver\": " << JsonString(driver_text)
              << ",\n  \"driver_version\": " << properties.properties.driverVersion
              << ",\n  \"through_layer\": " << (through_layer ? "true" : "false")
-             << ",\n  \"instance_layers\": " << JsonString(layers ? layers : "") << ",\n  \"iterations\": " << iterations
+             << ",\n  \"instance_layers\": " << JsonString(layers ? layers : "") << ",\n  \"shader\": " << JsonString(shader_path)
+             << ",\n  \"iterations\": " << iterations
              << ",\n  \"rows\": [\n";
         for (size_t i = 0; i < rows.size(); ++i) {
             const Row& r = rows[i];
