@@ -216,6 +216,7 @@ void RecordGraphDispatch(DeviceState& device, VkCommandBuffer command_buffer, Vk
     } binding{device, *state, graph};
     DispatchOptions options;
     options.debug_labels = labels;
+    options.direct_levels = device.instance->settings.direct_levels;
     options.bind_node_state = [binding = &binding](VkCommandBuffer cmd, uint32_t) {
         if (!binding->sets_bound) {
             ReplaySetBindings(binding->device, cmd, binding->state.graph, binding->graph.lowered_layout);

@@ -225,7 +225,9 @@ void GraphPipeline::BuildDispatchPlan() {
     for (uint32_t n = 0; n < nodes.size(); ++n) {
         dispatch_plan.nodes.push_back({nodes[n].pipeline, lowered_layout, context_offset, nodes[n].info.input_record.size,
                                        static_infos[n].shares_input_with, node_labels ? &(*node_labels)[n] : nullptr,
-                                       !nodes[n].info.outputs.empty(), nodes[n].output_table_base});
+                                       !nodes[n].info.outputs.empty(), nodes[n].output_table_base,
+                                       nodes[n].info.launch == spirv::LaunchKind::kThread ||
+                                           nodes[n].info.launch == spirv::LaunchKind::kCoalescing});
     }
     dispatch_plan.FormDispatchGroups();
     // What the level pass and the lowered nodes of a dispatch group read in scratch (written at initialization).
@@ -479,7 +481,7 @@ GraphBuildResult BuildExecutionGraphPipeline(DeviceState& device, VkPipelineCach
     for (uint32_t n = 0; n < graph->nodes.size(); ++n) {
         if (graph->static_infos[n].is_api_entry && graph->static_infos[n].shares_input_with == runtime::kInvalidNode) frontier.insert({n, 0});
     }
-    constexpr uint32_t kMaxLevels = 32;  // maxExecutionGraphDepth as advertised (emulation_support.h)
+    using runtime::kMaxLevels;  // maxExecutionGraphDepth as advertised (emulation_support.h)
     while (!frontier.empty()) {
         if (graph->levels.size() == kMaxLevels) {
             // Cycles were rejected above, so this is a chain (or a recursion) longer than the limit (facts §13: the node the

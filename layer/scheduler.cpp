@@ -312,7 +312,19 @@ void GraphPlan::FormDispatchGroups() {
     for (uint32_t n = 0; n < count; ++n) dispatch_group_first[n] = n;
     level_dispatches.clear();
     has_dispatch_groups = false;
+    direct_level_consumer.assign(levels.size(), kInvalidNode);
     if (!UsesFusedLevelPass()) return;
+    // Direct levels need the fused level pass's bookkeeping (GraphHeader::level_workgroups) on the levels that have one,
+    // and a sole consumer whose directory the record list can be: one thread or coalescing node that shares no input.
+    for (size_t level = 1; level < levels.size() && level < runtime::kMaxLevels; ++level) {
+        if (levels[level].size() != 1 || levels[level][0] >= count) continue;
+        const uint32_t consumer = levels[level][0];
+        const bool shared = std::any_of(nodes.begin(), nodes.end(),
+                                        [consumer](const NodeDispatchPlan& node) { return node.shares_input_with == consumer; });
+        if (nodes[consumer].batches_records && nodes[consumer].shares_input_with == kInvalidNode && !shared) {
+            direct_level_consumer[level] = consumer;
+        }
+    }
     // A group needs one pipeline (the dispatch binds one) and one push-constant layout; a node that shares another's
     // input reads its source's NodeState, which the group search does not cover.
     auto groupable = [this](uint32_t n) { return nodes[n].pipeline != VK_NULL_HANDLE && nodes[n].shares_input_with == kInvalidNode; };
@@ -429,6 +441,14 @@ RecordResult SchedulerRecorder::RecordDispatch(VkCommandBuffer cmd, const Scratc
     header.status_flags = staged.dropped != 0 ? uint32_t{runtime::kStatusHeapOverflow} : 0u;
     header.level_pass_records_per_workgroup = std::max(level_pass_records_per_workgroup_, 1u);
     header.dropped_records = staged.dropped;
+    std::fill(std::begin(header.direct_level_consumer), std::end(header.direct_level_consumer), kInvalidNode);
+    auto is_direct = [&](uint32_t level) {
+        return options.direct_levels && fused && level < plan.direct_level_consumer.size() &&
+               plan.direct_level_consumer[level] != kInvalidNode;
+    };
+    for (uint32_t level = 0; level < plan.levels.size() && level < runtime::kMaxLevels; ++level) {
+        if (is_direct(level)) header.direct_level_consumer[level] = plan.direct_level_consumer[level];
+    }
     // Everything after graph_tag (magic and graph_tag belong to initialization); counters and high-water marks start at 0.
     constexpr size_t kHeaderBegin = offsetof(GraphHeader, node_count), kHeaderEnd = offsetof(GraphHeader, reserved);
     UpdateBuffer(cmd, scratch.buffer, scratch.offset + kHeaderBegin, reinterpret_cast<const uint8_t*>(&header) + kHeaderBegin,
@@ -471,32 +491,44 @@ RecordResult SchedulerRecorder::RecordDispatch(VkCommandBuffer cmd, const Scratc
         runtime::kDispatchSplitWidth);
     // Without groups the level pass skips the scan that places the members' workgroups.
     const uint32_t has_dispatch_groups = plan.has_dispatch_groups ? 1u : 0u;
+    // What the node dispatches left bound; a meta pass (the level pass) replaces it. Direct levels have none, so their
+    // nodes bind and push only what differs from the previous level's.
+    VkPipelineLayout pushed_layout = VK_NULL_HANDLE;
+    uint32_t pushed_context_offset = 0;
+    VkPipeline bound_pipeline = VK_NULL_HANDLE;
     for (uint32_t level = 0; level < plan.levels.size(); ++level) {
         const uint32_t input_half = level % 2;
         if (labels) BeginLabel(cmd, "level " + std::to_string(level));
-        // The previous step's writes (entry pass or nodes), and its indirect reads of the args this level's pass clears.
-        Barrier(cmd, kPriorStages, VK_ACCESS_2_SHADER_STORAGE_WRITE_BIT, VK_PIPELINE_STAGE_2_COMPUTE_SHADER_BIT, kShaderReadWrite);
-        if (fused) {
-            // Enough workgroups for a full record list; those past what the producers asked for return at once.
-            const LevelParams level_params{scratch.address, input_half, level, has_dispatch_groups, 0};
-            RunMeta(cmd, level_pass, meta_layout, &level_params, sizeof(level_params), level_workgroups);
+        if (is_direct(level)) {
+            // Prepared by the last workgroup of the previous level (its arguments, and the cleared half it writes):
+            // one barrier, after those writes and the previous level's indirect reads of the arguments it cleared.
+            Barrier(cmd, kPriorStages, VK_ACCESS_2_SHADER_STORAGE_WRITE_BIT,
+                    VK_PIPELINE_STAGE_2_COMPUTE_SHADER_BIT | VK_PIPELINE_STAGE_2_DRAW_INDIRECT_BIT,
+                    kShaderReadWrite | VK_ACCESS_2_INDIRECT_COMMAND_READ_BIT);
         } else {
-            RecordSplitLevelPasses(cmd, plan, scratch.address, input_half, level, {prepare, scatter, write_args, meta_layout},
-                                   scatter_workgroups);
+            // The previous step's writes (entry pass or nodes), and its indirect reads of the args this level's pass clears.
+            Barrier(cmd, kPriorStages, VK_ACCESS_2_SHADER_STORAGE_WRITE_BIT, VK_PIPELINE_STAGE_2_COMPUTE_SHADER_BIT, kShaderReadWrite);
+            if (fused) {
+                // Enough workgroups for a full record list; those past what the producers asked for return at once.
+                const LevelParams level_params{scratch.address, input_half, level, has_dispatch_groups, 0};
+                RunMeta(cmd, level_pass, meta_layout, &level_params, sizeof(level_params), level_workgroups);
+            } else {
+                RecordSplitLevelPasses(cmd, plan, scratch.address, input_half, level, {prepare, scatter, write_args, meta_layout},
+                                       scatter_workgroups);
+            }
+            Barrier(cmd, VK_PIPELINE_STAGE_2_COMPUTE_SHADER_BIT, VK_ACCESS_2_SHADER_STORAGE_WRITE_BIT,
+                    VK_PIPELINE_STAGE_2_COMPUTE_SHADER_BIT | VK_PIPELINE_STAGE_2_DRAW_INDIRECT_BIT,
+                    kShaderReadWrite | VK_ACCESS_2_INDIRECT_COMMAND_READ_BIT);
+            pushed_layout = VK_NULL_HANDLE;
+            pushed_context_offset = 0;
+            bound_pipeline = VK_NULL_HANDLE;
         }
-
-        Barrier(cmd, VK_PIPELINE_STAGE_2_COMPUTE_SHADER_BIT, VK_ACCESS_2_SHADER_STORAGE_WRITE_BIT,
-                VK_PIPELINE_STAGE_2_COMPUTE_SHADER_BIT | VK_PIPELINE_STAGE_2_DRAW_INDIRECT_BIT,
-                kShaderReadWrite | VK_ACCESS_2_INDIRECT_COMMAND_READ_BIT);
         // Nodes of one level are not ordered with each other (facts §12.3), so no barriers between them.
         // Push constants survive pipeline binds between layouts with identical push-constant ranges, so the application's
-        // state is bound for the first node of the level (the level pass disturbed it) and again only where the layout
-        // changes: in the layer every node has the graph's lowered layout, so once per level. Each node's own
+        // state is bound for the first node after a level pass (which disturbed it) and again only where the layout
+        // changes: in the layer every node has the graph's lowered layout, so once per level pass. Each node's own
         // NodePushContext (its graph index and output-table base) is pushed per node; the pipeline is bound only where it
         // changes, as the nodes of an array share one.
-        VkPipelineLayout pushed_layout = VK_NULL_HANDLE;
-        uint32_t pushed_context_offset = 0;
-        VkPipeline bound_pipeline = VK_NULL_HANDLE;
         auto record_node_dispatch = [&](uint32_t node, uint32_t group_size, const std::string* label) {
             const NodeDispatchPlan& node_plan = plan.nodes[node];
             if (labels && label != nullptr) BeginLabel(cmd, *label);

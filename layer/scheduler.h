@@ -64,6 +64,9 @@ struct NodeDispatchPlan {
     const std::string* label = nullptr;  // its label with DispatchOptions::debug_labels, e.g. "shade[2]"; outlives recording
     bool has_outputs = true;             // false: the node declares no output, so it never enqueues a record
     uint32_t output_table_base = 0;      // NodePushContext::output_table_base: the node's first output-table entry
+    // A thread or coalescing node: it reads only its records' payload offsets and depths, so a level whose records are
+    // all its own can use the record list as its directory and run as a direct level.
+    bool batches_records = false;
 };
 
 // Limits of the fused level pass (meta_shaders/level.comp keeps each graph node's directory range in shared memory and
@@ -108,6 +111,11 @@ struct GraphPlan {
     std::vector<uint32_t> dispatch_group_first, dispatch_group_size;  // per node, for NodeStaticInfo
     std::vector<std::vector<LevelDispatch>> level_dispatches;          // per level
     bool has_dispatch_groups = false;                                  // some group has two or more nodes
+    // Filled by FormDispatchGroups(), per level: the node that receives every record of the level, when the level can
+    // run as a direct level (docs/design.md, "Direct levels"), else kInvalidNode. A direct level has no level pass:
+    // the last workgroup of the level before prepares it (spirv_lowering's LevelHandOffPass), so it follows that level
+    // after one barrier. Level 0 is never direct (the entry pass writes its records).
+    std::vector<uint32_t> direct_level_consumer;
 
     // Groups runs of consecutive nodes with the same pipeline, layout and context offset that do not share another
     // node's input, when the graph uses the fused level pass, and lists each level's dispatches. Call once nodes, levels
@@ -158,6 +166,9 @@ struct DispatchOptions {
     bool debug_labels = false;
     // Where the finish pass writes this dispatch's GraphHeader and NodeStats (address 0: nowhere).
     ReportSlot report;
+    // Run the plan's direct levels without a level pass (GraphPlan::direct_level_consumer); false: every level has one
+    // (the `direct_levels` setting, for comparisons and as a way around a suspected problem).
+    bool direct_levels = true;
 };
 
 // Where the entry records of a dispatch come from (facts §12.2).

@@ -51,6 +51,10 @@ constexpr SettingDescriptor kSettingDescriptors[] = {
      "Records each workgroup of the scheduler's level pass scatters: the producers of a level size that pass with one "
      "workgroup per this many records. 0: chosen by device type (512 on GPUs, 1048576 on CPU devices).",
      SettingField<&LayerSettings::level_pass_records_per_workgroup>()},
+    {"direct_levels", "true",
+     "Run a level whose records all go to one thread or coalescing node without a level pass: the last workgroup of the "
+     "level before prepares it, so it follows after one barrier. false: every level has a level pass (for comparisons).",
+     SettingField<&LayerSettings::direct_levels>()},
 };
 
 // A settings file larger than this is not a settings file; refuse it rather than read it into memory.

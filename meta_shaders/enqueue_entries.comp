@@ -44,9 +44,14 @@ void main() {
         Words info = Words(infos + uint64_t(i) * info_stride);
         const uint node = info.w[0];
         const uint payload_count = info.w[1];
-        if (!initialized || node >= node_count) {
+        // Facts §12.3: only IsApiEntryAMDX nodes that do not share another's input may be dispatched from the API. The
+        // scheduler dispatches just those at level 0, so a record for any other node would never run: it is dropped
+        // and reported as an invalid index (the host-side commands reject such infos before recording).
+        const bool dispatchable = initialized && node < node_count && table.infos[node].is_api_entry != 0u &&
+                                  table.infos[node].shares_input_with == kInvalidNode;
+        if (!dispatchable) {
             if (gl_LocalInvocationIndex == 0u) {
-                // An index past the graph is charged to no node; uninitialized scratch to the entry's node.
+                // An index past the graph is charged to no node; uninitialized scratch and non-entry nodes to the entry's node.
                 ReportDrop(pc.scratch, header, node, 0u, initialized ? kStatusInvalidNodeIndex : kStatusUninitialized, payload_count);
             }
             continue;

@@ -316,13 +316,18 @@ void main() {
     // group's workgroups, and each member finds its workgroups by its first workgroup within the group.
     barrier();  // s_total is complete, and nothing reads s_end's input ranges any more
     const bool overflow = pc.has_dispatch_groups != 0u && ScanWorkgroupTotals(node_count);
+    uint launched = 0u;  // workgroups the scheduler's dispatches of this level launch, for the nodes of this invocation
     for (uint n = t; n < node_count; n += 256u) {
         if (s_total[n] != 0u) WriteDispatchArgs(pc.scratch, header, input_half, n, pc.level, s_total[n]);  // else cleared
-        if (pc.has_dispatch_groups == 0u) continue;
         const uint first = table.infos[n].dispatch_group_first;
         const uint size = table.infos[n].dispatch_group_size;
+        const bool grouped = pc.has_dispatch_groups != 0u && size > 1u && first <= n && n - first < size && first + size <= node_count;
+        // A node outside any group is dispatched on its own (with no workgroups when it has no records).
+        if (!grouped) {
+            launched += LaunchedWorkgroups(s_total[n]);
+            continue;
+        }
         // Every member's first workgroup, empty ones included: the lowered nodes' binary search needs them ascending.
-        if (size <= 1u || first > n || n - first >= size || first + size > node_count) continue;
         input_half.nodes[n].group_first_workgroup = s_end[n] - s_end[first];
         if (n != first) continue;
         uint64_t group_total = uint64_t(s_end[first + size - 1u] - s_end[first]) + uint64_t(s_total[first + size - 1u]);
@@ -339,13 +344,37 @@ void main() {
             }
         }
         WriteGroupDispatchArgs(pc.scratch, header, input_half, n, pc.level, uint(group_total));
+        launched += LaunchedWorkgroups(uint(group_total));
     }
+    // Direct levels (docs/design.md): the last of these workgroups prepares the next level when that one is direct. It
+    // counts against this total (mod 2^32, as its counter). Every node with records at this level is one the scheduler
+    // dispatches at it: levels list every node a record can reach, and the entry pass accepts entry nodes only.
+    uint launched_total;
+    WorkgroupInclusiveAdd(launched, launched_total);
     if (t == 0u) {
+        header.level_workgroups[h] = launched_total;
         atomicMax(header.heap_high_water, input_half.heap_top);
         atomicMax(header.record_high_water, input_half.record_count);
         input_half.level_pass_done = 0u;  // every other workgroup has counted
         header.input_half = h;
         header.level = pc.level;
         if (level_records != 0u) header.levels_run = pc.level + 1u;
+    }
+    if (launched_total == 0u) {
+        // Nothing runs at this level (its records, if any, launch no workgroups: dynamic grids of 0), so nothing will
+        // clear this half for the next level's outputs when the next level is direct: clear it now. Its arguments are
+        // all zero, so the dispatches that follow read the same.
+        for (uint n = t; n < node_count; n += 256u) {
+            input_half.nodes[n].record_count = 0u;
+            input_half.nodes[n].directory_base = 0u;
+            input_half.nodes[n].workgroup_count = 0u;
+            input_half.nodes[n].scatter_cursor = 0ul;
+            input_half.nodes[n].group_first_workgroup = 0u;
+        }
+        if (t == 0u) {
+            input_half.heap_top = 0u;
+            input_half.record_count = 0u;
+            input_half.level_pass_workgroups = 0u;
+        }
     }
 }

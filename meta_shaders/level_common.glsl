@@ -61,15 +61,24 @@ uint BatchedWorkgroups(NodeTable table, uint node, uint kept) {
 // every device supports (maxComputeWorkGroupCount) and y carries the rest; the lowered node computes its linear
 // workgroup as WorkgroupId.y * 65535 + WorkgroupId.x and returns past workgroup_count (scratch_layout.h,
 // kDispatchSplitWidth). Called by the one invocation that owns node n.
-uvec3 SplitDispatch(uint64_t scratch, GraphHeader header, uint n, uint level, uint total) {
+uvec3 DispatchShape(uint total) {
     if (total == 0u) return uvec3(0u);
-    uint rows = total / kDispatchSplitWidth + (total % kDispatchSplitWidth != 0u ? 1u : 0u);
-    if (rows > kDispatchSplitWidth) {
-        // Only reachable past 65535 * 65535 workgroups in one node (or dispatch group) and level.
-        rows = kDispatchSplitWidth;
+    const uint rows = total / kDispatchSplitWidth + (total % kDispatchSplitWidth != 0u ? 1u : 0u);
+    return uvec3(min(total, kDispatchSplitWidth), min(rows, kDispatchSplitWidth), 1u);
+}
+
+// The workgroups a dispatch of DispatchShape(total) launches (rounded up to whole rows; the surplus returns at once).
+uint LaunchedWorkgroups(uint total) {
+    const uvec3 shape = DispatchShape(total);
+    return shape.x * shape.y * shape.z;
+}
+
+uvec3 SplitDispatch(uint64_t scratch, GraphHeader header, uint n, uint level, uint total) {
+    // Rows are clamped only past 65535 * 65535 workgroups in one node (or dispatch group) and level.
+    if (total / kDispatchSplitWidth + (total % kDispatchSplitWidth != 0u ? 1u : 0u) > kDispatchSplitWidth) {
         ReportDrop(scratch, header, n, level, kStatusGridClamped, 0u);
     }
-    return uvec3(min(total, kDispatchSplitWidth), rows, 1u);
+    return DispatchShape(total);
 }
 
 void WriteDispatchArgs(uint64_t scratch, GraphHeader header, Half input_half, uint n, uint level, uint total) {

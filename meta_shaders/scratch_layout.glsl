@@ -19,6 +19,8 @@ const uint kDispatchSplitWidth = 65535u;
 // maxExecutionGraphWorkgroups / maxExecutionGraphWorkgroupCount as advertised (docs/design.md, "Advertised limits").
 const uint kMaxGraphWorkgroups = 16777215u;
 const uint kMaxGraphWorkgroupCount = 65535u;
+// maxExecutionGraphDepth as advertised: levels per graph (GraphHeader.direct_level_consumer).
+const uint kMaxLevels = 32u;
 
 // StatusFlag
 const uint kStatusHeapOverflow = 1u << 0;
@@ -56,6 +58,8 @@ const uint kGraphHeaderNodeStatsOffsetOffset = 64u;
 const uint kGraphHeaderLevelsRunOffset = 68u;
 const uint kGraphHeaderRecordHighWaterOffset = 72u;
 const uint kGraphHeaderLevelPassRecordsPerWorkgroupOffset = 76u;
+const uint kGraphHeaderLevelWorkgroupsOffset = 80u;
+const uint kGraphHeaderDirectLevelConsumerOffset = 88u;
 const uint kNodeStatsSize = 32u;
 const uint kNodeStatsRecordsOffset = 0u;
 const uint kNodeStatsDispatchesOffset = 4u;
@@ -121,7 +125,9 @@ layout(buffer_reference, std430, buffer_reference_align = 8) buffer GraphHeader 
     uint levels_run;
     uint record_high_water;
     uint level_pass_records_per_workgroup;
-    uint header_reserved[44];
+    uint level_workgroups[2];
+    uint direct_level_consumer[kMaxLevels];
+    uint header_reserved[10];
 };
 
 struct NodeStats {

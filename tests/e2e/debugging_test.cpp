@@ -162,7 +162,10 @@ class DebugLabels : public ::testing::Test {
     void SetUp() override {
         if (!CaptureLayerAvailable()) GTEST_SKIP() << kCaptureLayerName << " is not on VK_ADD_LAYER_PATH";
     }
-    void TearDown() override { unsetenv("VK_EXECGRAPH_SHADER_ENQUEUE_DEBUG_LABELS"); }
+    void TearDown() override {
+        unsetenv("VK_EXECGRAPH_SHADER_ENQUEUE_DEBUG_LABELS");
+        unsetenv("VK_EXECGRAPH_SHADER_ENQUEUE_DIRECT_LEVELS");
+    }
 
     static GraphTestOptions WithCapture(bool debug_utils = true) {
         GraphTestOptions options;
@@ -200,12 +203,11 @@ TEST_F(DebugLabels, NameTheDispatchEveryLevelAndEveryNodeDispatch) {
 }
 
 // The level structure (docs/design.md, "One graph dispatch"): each level is one meta dispatch (the fused level pass)
-// between two barriers, then its node dispatches; a regression to more barriers or passes per level fails here.
-TEST_F(DebugLabels, EachLevelHasOneMetaDispatchAndTwoBarriers) {
-    GraphTestContext context(WithCapture());
-    ASSERT_TRUE(context.ok());
-    CaptureReader capture;
-    ASSERT_TRUE(capture.ok()) << dlerror();
+// between two barriers, then its node dispatches, except a direct level ("Direct levels"), which the level before
+// prepares: one barrier, no meta dispatch. The hello graph's level 2 is direct (its records can only go to thirdNode, a
+// coalescing node); with the `direct_levels` setting off it has a level pass like the others. A regression to more
+// barriers or passes per level fails here.
+void ExpectLevelStructure(GraphTestContext& context, CaptureReader& capture, bool direct_levels) {
     const std::vector<std::string> events = RunHelloGraph(context, capture, "levels");
     const LabelledCapture labels = ReadLabels(events);
     auto count_in = [](const std::vector<std::vector<std::string>>& stacks, const std::string& region) {
@@ -214,21 +216,39 @@ TEST_F(DebugLabels, EachLevelHasOneMetaDispatchAndTwoBarriers) {
         });
     };
     const size_t indirect_per_level[] = {3, 2, 1};
+    const bool direct[] = {false, false, direct_levels};
     for (uint32_t level = 0; level < 3; ++level) {
         const std::string region = "level " + std::to_string(level);
-        EXPECT_EQ(count_in(labels.barriers, region), 2) << region << "\n" << Joined(events);
-        EXPECT_EQ(count_in(labels.dispatches, region), 1) << region << "\n" << Joined(events);
+        EXPECT_EQ(count_in(labels.barriers, region), direct[level] ? 1 : 2) << region << "\n" << Joined(events);
+        EXPECT_EQ(count_in(labels.dispatches, region), direct[level] ? 0 : 1) << region << "\n" << Joined(events);
         EXPECT_EQ(count_in(labels.indirect_dispatches, region), indirect_per_level[level]) << region << "\n" << Joined(events);
     }
     // Outside the levels only the entry pass and the finish pass, which writes the dispatch's report (the last level's
     // node, thirdNode, has no output, so it has no leftover check to make).
-    EXPECT_EQ(labels.dispatches.size(), 3u * 1u + 2u) << Joined(events);
+    EXPECT_EQ(labels.dispatches.size(), (direct_levels ? 2u : 3u) + 2u) << Joined(events);
     EXPECT_EQ(context.log().Problems(), "");
 }
 
+TEST_F(DebugLabels, EachLevelHasOneMetaDispatchAndTwoBarriersUnlessItIsDirect) {
+    GraphTestContext context(WithCapture());
+    ASSERT_TRUE(context.ok());
+    CaptureReader capture;
+    ASSERT_TRUE(capture.ok()) << dlerror();
+    ExpectLevelStructure(context, capture, true);
+}
+
+TEST_F(DebugLabels, WithoutDirectLevelsEveryLevelHasALevelPass) {
+    setenv("VK_EXECGRAPH_SHADER_ENQUEUE_DIRECT_LEVELS", "false", 1);
+    GraphTestContext context(WithCapture());
+    ASSERT_TRUE(context.ok());
+    CaptureReader capture;
+    ASSERT_TRUE(capture.ok()) << dlerror();
+    ExpectLevelStructure(context, capture, false);
+}
+
 // The fixed cost of a dispatch (layer/scheduler.h lists every barrier): a barrier pair around the begin transfers, two
-// barriers per level, and at the end one barrier, the finish pass (which writes the report: no transfers, no read-back
-// barriers) and one barrier: 2 + 2 * 3 + 2 for the hello graph's three levels.
+// barriers per level (one for the direct level 2), and at the end one barrier, the finish pass (which writes the
+// report: no transfers, no read-back barriers) and one barrier: 2 + (2 + 2 + 1) + 2 for the hello graph's three levels.
 TEST_F(DebugLabels, EachDispatchEndsWithOneFinishPassBetweenTwoBarriers) {
     GraphTestContext context(WithCapture());
     ASSERT_TRUE(context.ok());
@@ -250,12 +270,12 @@ TEST_F(DebugLabels, EachDispatchEndsWithOneFinishPassBetweenTwoBarriers) {
             commands.push_back(event);
         }
     }
-    EXPECT_EQ(std::count(commands.begin(), commands.end(), "barrier"), 2 + 2 * 3 + 2) << Joined(events);
+    EXPECT_EQ(std::count(commands.begin(), commands.end(), "barrier"), 2 + (2 + 2 + 1) + 2) << Joined(events);
     ASSERT_GE(commands.size(), 3u) << Joined(events);
     const std::vector<std::string> end(commands.end() - 3, commands.end());
     EXPECT_EQ(end, (std::vector<std::string>{"barrier", "dispatch", "barrier"})) << Joined(events);
-    // The entry pass, the three level passes and the finish pass; the six node dispatches are indirect.
-    EXPECT_EQ(std::count(commands.begin(), commands.end(), "dispatch"), 1 + 3 + 1) << Joined(events);
+    // The entry pass, the level passes of levels 0 and 1 and the finish pass; the six node dispatches are indirect.
+    EXPECT_EQ(std::count(commands.begin(), commands.end(), "dispatch"), 1 + 2 + 1) << Joined(events);
     EXPECT_EQ(std::count(commands.begin(), commands.end(), "dispatch_indirect"), 6) << Joined(events);
     EXPECT_EQ(context.log().Problems(), "");
 }
@@ -339,11 +359,12 @@ TEST_F(DebugLabels, NodesSharingAPipelineAreBoundAndDispatchedOncePerLevel) {
     context.Destroy(scratch);
     context.Destroy(uav);
 
-    // Distinct nodes keep one bind each: the hello graph's levels dispatch 3, 2 and 1 different nodes.
+    // Distinct nodes keep one bind each: the hello graph's levels dispatch 3, 2 and 1 different nodes, except that the
+    // direct level 2 (no level pass before it) keeps thirdNode's pipeline bound from the end of level 1.
     const LabelledCapture hello = ReadLabels(RunHelloGraph(context, capture, "hello"));
     const size_t node_binds = std::count_if(hello.binds.begin(), hello.binds.end(),
                                             [](const std::vector<std::string>& stack) { return stack.size() == 3; });
-    EXPECT_EQ(node_binds, 6u);
+    EXPECT_EQ(node_binds, 5u);
     EXPECT_EQ(context.log().Problems(), "");
 }
 

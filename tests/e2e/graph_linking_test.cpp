@@ -4,6 +4,8 @@
 // shaders are generated from a small description, so each test spells out only the graph's shape.
 #include <gtest/gtest.h>
 
+#include <cstdlib>
+#include <cstring>
 #include <optional>
 #include <set>
 #include <sstream>
@@ -323,6 +325,158 @@ TEST_F(GraphLinking, SharingNodesRunAtTheLevelOfTheSharedInput) {
                                 uav, {{"Entry", 0, 1, &first_word, 4}, {"Entry", 0, 1, &first_word, 4}});
     EXPECT_EQ(LevelsOf(graph), "level 0: \"Entry\"[0]; level 1: \"Mid\"[0], \"Tap\"[0]");
     ExpectUav(uav, {2, 2, 2});
+}
+
+
+// Facts §12.3: nodes with IsApiEntryAMDX false must not be dispatched from the API. Host infos are checked when the
+// command is recorded; device infos only on the GPU, where the entry pass drops and reports such entries (the scheduler
+// never dispatches a non-entry node at level 0, so they could not run), and the valid entries still run.
+TEST_F(GraphLinking, DeviceEntryNamingANonEntryNodeIsDroppedAndReported) {
+    TestBuffer& uav = Uav(4);
+    VkPipelineLayout layout = context_.CreateStorageBufferLayout({&uav});
+    VkPipeline graph = context_.CreateGraph({Stage("Entry", 0, Sends({{"Mid", 0}}, 0)), Stage("Mid", 0, Inner({}, 1))}, layout);
+    ASSERT_NE(graph, VK_NULL_HANDLE) << context_.log().Problems();
+    TestBuffer& scratch = PrepareScratch(graph);
+    TestBuffer& device_data = Own(context_.CreateBuffer(4096, VK_BUFFER_USAGE_INDIRECT_BUFFER_BIT | VK_BUFFER_USAGE_STORAGE_BUFFER_BIT));
+    auto* bytes = device_data.As<uint8_t>();
+    const uint32_t words[5] = {1, 2, 3, 4, 5};
+    std::memcpy(bytes + 1024, words, sizeof(words));
+    VkDispatchGraphInfoAMDX infos[2] = {{context_.NodeIndex(graph, "Entry", 0), 2, {}, 4}, {context_.NodeIndex(graph, "Mid", 0), 3, {}, 4}};
+    infos[0].payloads.deviceAddress = device_data.address + 1024;
+    infos[1].payloads.deviceAddress = device_data.address + 1024 + 8;
+    std::memcpy(bytes + 256, infos, sizeof(infos));
+    VkDispatchGraphCountInfoAMDX count_info{2, {}, sizeof(VkDispatchGraphInfoAMDX)};
+    count_info.infos.deviceAddress = device_data.address + 256;
+    std::memcpy(bytes, &count_info, sizeof(count_info));
+    VkDescriptorSet set = context_.descriptor_set();
+    context_.Submit([&](VkCommandBuffer cmd) {
+        BindGraph(cmd, graph, layout, set);
+        context_.vkCmdDispatchGraphIndirectCountAMDX(cmd, scratch.address, scratch.size, device_data.address);
+    });
+    ExpectUav(uav, {2, 2, 0, 0});  // Mid ran Entry's two records only
+    std::vector<std::string> reports;
+    for (const MessageLog::Message& message : context_.log().Messages()) {
+        if (message.id == "EXECGRAPH-DROPPED-WORK") reports.push_back(message.text);
+    }
+    ASSERT_EQ(reports.size(), 1u) << context_.log().Problems();
+    EXPECT_NE(reports[0].find(": 3 records were dropped"), std::string::npos) << reports[0];
+    EXPECT_NE(reports[0].find("Mid"), std::string::npos) << "charged to the node the entry named: " << reports[0];
+    context_.log().Clear();
+}
+
+// ---------------------------------------------------------------------------------------------------------------------
+// Direct levels (docs/design.md, "Direct levels"): a level whose records can only go to one coalescing or thread node runs
+// without a level pass; the last workgroup of the level before prepares it. Each scenario runs with the `direct_levels`
+// setting on and off, in fresh instances: both must give the expected UAV and the same statistics line (records,
+// workgroups and dispatches per node, levels run, high-water marks) for every dispatch.
+
+struct DirectLevelsEntry {  // as GraphTest::NamedEntry
+    const char* node_name;
+    uint32_t node_index;
+    uint32_t payload_count;
+    const void* payloads;
+    uint64_t stride;
+};
+
+struct DirectLevelsRun {
+    std::vector<std::vector<uint32_t>> uav_after_each;  // UAV contents after each dispatch
+    std::vector<std::string> statistics;                // EXECGRAPH-STATISTICS per dispatch, pipeline handle removed
+};
+
+// Runs each entry list as one vkCmdDispatchGraphAMDX (in separate submissions, one scratch) of the graph `stages`.
+DirectLevelsRun RunWithDirectLevels(bool direct_levels, const std::vector<NodeStage>& stages, uint32_t uav_words,
+                                    const std::vector<std::vector<DirectLevelsEntry>>& dispatches) {
+    setenv("VK_EXECGRAPH_SHADER_ENQUEUE_STATISTICS", "1", 1);
+    setenv("VK_EXECGRAPH_SHADER_ENQUEUE_DIRECT_LEVELS", direct_levels ? "true" : "false", 1);
+    GraphTestContext context;
+    unsetenv("VK_EXECGRAPH_SHADER_ENQUEUE_STATISTICS");
+    unsetenv("VK_EXECGRAPH_SHADER_ENQUEUE_DIRECT_LEVELS");
+    DirectLevelsRun run;
+    EXPECT_TRUE(context.ok());
+    if (!context.ok()) return run;
+    TestBuffer uav = context.CreateBuffer(uav_words * sizeof(uint32_t), VK_BUFFER_USAGE_STORAGE_BUFFER_BIT);
+    VkPipelineLayout layout = context.CreateStorageBufferLayout({&uav});
+    VkPipeline graph = context.CreateGraph(stages, layout);
+    EXPECT_NE(graph, VK_NULL_HANDLE) << context.log().Problems();
+    if (graph == VK_NULL_HANDLE) return run;
+    VkExecutionGraphPipelineScratchSizeAMDX size{VK_STRUCTURE_TYPE_EXECUTION_GRAPH_PIPELINE_SCRATCH_SIZE_AMDX};
+    EXPECT_EQ(context.vkGetExecutionGraphPipelineScratchSizeAMDX(context.device(), graph, &size), VK_SUCCESS);
+    TestBuffer scratch = context.CreateScratch(size.minSize);
+    context.Submit([&](VkCommandBuffer cmd) { context.vkCmdInitializeGraphScratchMemoryAMDX(cmd, graph, scratch.address, scratch.size); });
+    for (const std::vector<DirectLevelsEntry>& entries : dispatches) {
+        std::memset(uav.As<uint32_t>(), 0, uav_words * sizeof(uint32_t));
+        std::vector<VkDispatchGraphInfoAMDX> infos;
+        for (const DirectLevelsEntry& entry : entries) {
+            VkDispatchGraphInfoAMDX info{context.NodeIndex(graph, entry.node_name, entry.node_index), entry.payload_count, {}, entry.stride};
+            info.payloads.hostAddress = entry.payloads;
+            infos.push_back(info);
+        }
+        VkDispatchGraphCountInfoAMDX count_info{static_cast<uint32_t>(infos.size()), {}, sizeof(VkDispatchGraphInfoAMDX)};
+        count_info.infos.hostAddress = infos.data();
+        VkDescriptorSet set = context.descriptor_set();
+        context.Submit([&](VkCommandBuffer cmd) {
+            vkCmdBindPipeline(cmd, VK_PIPELINE_BIND_POINT_EXECUTION_GRAPH_AMDX, graph);
+            vkCmdBindDescriptorSets(cmd, VK_PIPELINE_BIND_POINT_EXECUTION_GRAPH_AMDX, layout, 0, 1, &set, 0, nullptr);
+            context.vkCmdDispatchGraphAMDX(cmd, scratch.address, scratch.size, &count_info);
+        });
+        run.uav_after_each.emplace_back(uav.As<uint32_t>(), uav.As<uint32_t>() + uav_words);
+    }
+    for (const MessageLog::Message& message : context.log().Messages()) {
+        if (message.id != "EXECGRAPH-STATISTICS") continue;
+        std::string line = message.text;
+        const size_t pipeline = line.find("\"pipeline\":");
+        if (pipeline != std::string::npos) line.erase(pipeline, line.find(',', pipeline) + 1 - pipeline);
+        run.statistics.push_back(line);
+    }
+    EXPECT_EQ(context.log().Problems(), "");
+    context.Destroy(scratch);
+    context.Destroy(uav);
+    return run;
+}
+
+void ExpectSameWithAndWithoutDirectLevels(const std::vector<NodeStage>& stages, const std::vector<std::vector<DirectLevelsEntry>>& dispatches,
+                                          const std::vector<std::vector<uint32_t>>& expected_uav) {
+    const uint32_t words = static_cast<uint32_t>(expected_uav.front().size());
+    const DirectLevelsRun direct = RunWithDirectLevels(true, stages, words, dispatches);
+    const DirectLevelsRun passes = RunWithDirectLevels(false, stages, words, dispatches);
+    EXPECT_EQ(direct.uav_after_each, expected_uav) << "with direct levels";
+    EXPECT_EQ(passes.uav_after_each, expected_uav) << "with level passes only";
+    ASSERT_EQ(direct.statistics.size(), dispatches.size());
+    EXPECT_EQ(direct.statistics, passes.statistics);
+}
+
+// 40 records through a chain of four coalescing nodes (one record per workgroup): levels 1 to 3 are direct, each with
+// 40 workgroups whose last one hands off to the next level.
+TEST(DirectLevels, ChainOfManyWorkgroupsPerLevel) {
+    const std::vector<std::string> names = ChainNames(4);
+    const std::vector<uint32_t> words(40, 7);
+    ExpectSameWithAndWithoutDirectLevels(Chain(names), {{{"N0", 0, 40, words.data(), 4}}, {{"N0", 0, 3, words.data(), 4}}},
+                                         {{40, 40, 40, 40}, {3, 3, 3, 3}});
+}
+
+// Level passes and direct levels alternate: Entry -> {A, B} (level 1 has a pass), A, B -> C (level 2 is direct), C -> {E, F}
+// (level 3 has a pass again, and reads the half the direct level's hand-off cleared and filled).
+TEST(DirectLevels, BetweenLevelsWithLevelPasses) {
+    const std::vector<NodeStage> stages = {
+        Stage("Entry", 0, Sends({{"A", 0}, {"B", 0}}, 0)), Stage("A", 0, Inner({{"C", 0}}, 1)), Stage("B", 0, Inner({{"C", 0}}, 2)),
+        Stage("C", 0, Inner({{"E", 0}, {"F", 0}}, 3)),     Stage("E", 0, Inner({}, 4)),          Stage("F", 0, Inner({}, 5))};
+    const std::vector<uint32_t> words(7, 1);
+    ExpectSameWithAndWithoutDirectLevels(stages, {{{"Entry", 0, 7, words.data(), 4}}}, {{7, 7, 7, 14, 14, 14}});
+}
+
+// A level that launches no workgroup although it has records (dynamic grids of 0) has no last workgroup to prepare the
+// direct level after it. Its level pass clears its own half, which level 2 (T -> {U, V}: a level pass again) reads:
+// D's records must not be found there a second time (the statistics would count them twice). The next dispatch in the
+// same scratch runs normally.
+TEST(DirectLevels, AfterALevelOfEmptyGrids) {
+    GeneratedNode broadcast = Sends({{"T", 0}}, 0);
+    broadcast.dynamic_grid = true;
+    const std::vector<NodeStage> stages = {Stage("D", 0, broadcast), Stage("T", 0, Inner({{"U", 0}, {"V", 0}}, 1)),
+                                           Stage("U", 0, Inner({}, 2)), Stage("V", 0, Inner({}, 3))};
+    const std::vector<uint32_t> empty_grids = {0, 0, 0};
+    const std::vector<uint32_t> grids = {2, 0, 3};
+    ExpectSameWithAndWithoutDirectLevels(stages, {{{"D", 0, 3, empty_grids.data(), 4}}, {{"D", 0, 3, grids.data(), 4}}},
+                                         {{0, 0, 0, 0}, {5, 5, 5, 5}});
 }
 
 }  // namespace

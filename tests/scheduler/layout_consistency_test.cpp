@@ -61,6 +61,9 @@ TEST(LayoutConsistency, GlslConstantsMatchTheCppHeader) {
         {"kGraphHeaderLevelsRunOffset", offsetof(GraphHeader, levels_run)},
         {"kGraphHeaderRecordHighWaterOffset", offsetof(GraphHeader, record_high_water)},
         {"kGraphHeaderLevelPassRecordsPerWorkgroupOffset", offsetof(GraphHeader, level_pass_records_per_workgroup)},
+        {"kGraphHeaderLevelWorkgroupsOffset", offsetof(GraphHeader, level_workgroups)},
+        {"kGraphHeaderDirectLevelConsumerOffset", offsetof(GraphHeader, direct_level_consumer)},
+        {"kMaxLevels", kMaxLevels},
         {"kNodeStatsSize", sizeof(NodeStats)},
         {"kNodeStatsRecordsOffset", offsetof(NodeStats, records)},
         {"kNodeStatsDispatchesOffset", offsetof(NodeStats, dispatches)},
@@ -156,8 +159,12 @@ TEST(LayoutConsistency, GlslStructsMatchTheCppStructs) {
     std::vector<uint8_t> expected(4096, 0);
     auto* expected_header = reinterpret_cast<GraphHeader*>(expected.data());
     *expected_header = GraphHeader{1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, {15, 16}, 17, 18, 19, 22, {}};
+    expected_header->level_workgroups[0] = 23;
+    expected_header->level_workgroups[1] = 24;
+    expected_header->direct_level_consumer[0] = 25;
+    expected_header->direct_level_consumer[kMaxLevels - 1] = 26;
     expected_header->reserved[0] = 20;
-    expected_header->reserved[43] = 21;
+    expected_header->reserved[9] = 21;
     reinterpret_cast<NodeStats*>(expected.data() + 3072)[1] = NodeStats{501, 502, 503, 504, 505, 506, {507, 508}};
     reinterpret_cast<NodeStaticInfo*>(expected.data() + 256)[1] =
         NodeStaticInfo{101, 102, {103, 104, 105}, 106, 107, 108, 109, 110, 111, 112, 113, 114, 115, 116};

@@ -28,6 +28,10 @@
 namespace execgraph::spirv {
 namespace {
 
+// What the level hand-off (LevelHandOffPass) adds to every lowered node: two workgroup barriers and two loops.
+constexpr std::size_t kLevelHandOffBarriers = 2;
+constexpr std::size_t kLevelHandOffLoops = 2;
+
 Module Assemble(const std::string& text, const std::string& what) { return spirv::test::AssembleModule(text, what); }
 
 Module LoadCorpus(const std::string& name) { return Assemble(spirv::test::CorpusText(name), name); }
@@ -179,8 +183,8 @@ TEST(AmdFixtureLowering, ClassifyAllocatesIntoTheComposeArrayThroughItsAlias) {
     // 16-bit storage capability once records live in buffer memory.
     EXPECT_TRUE(Contains(lowered.text, "AliasedPointer")) << lowered.text;
     EXPECT_TRUE(Contains(lowered.text, "OpCapability StorageBuffer16BitAccess"));
-    // Invocation-scope allocation: no workgroup sharing.
-    EXPECT_EQ(CountOf(lowered.text, "OpControlBarrier"), 0u);
+    // Invocation-scope allocation: no workgroup sharing; the two barriers are the level hand-off's (LevelHandOffPass).
+    EXPECT_EQ(CountOf(lowered.text, "OpControlBarrier"), kLevelHandOffBarriers);
 }
 
 TEST(LoweringFeatures, WorkgroupAllocationIsSharedThroughWorkgroupMemory) {
@@ -189,13 +193,14 @@ TEST(LoweringFeatures, WorkgroupAllocationIsSharedThroughWorkgroupMemory) {
     ASSERT_EQ(info.outputs.size(), 1u);
     ASSERT_TRUE(info.outputs[0].allocated_at_workgroup_scope);
     const Lowered lowered = MustLower(module, info, MakeOptions(module, info));
-    // Invocation 0 allocates, stores the address in workgroup memory; two barriers around the read.
-    EXPECT_EQ(CountOf(lowered.text, "OpControlBarrier"), 2u) << lowered.text;
+    // Invocation 0 allocates, stores the address in workgroup memory; two barriers around the read (and the level
+    // hand-off's, with its own workgroup variable).
+    EXPECT_EQ(CountOf(lowered.text, "OpControlBarrier"), 2u + kLevelHandOffBarriers) << lowered.text;
     std::size_t workgroup_variables = 0;
     for (const Instruction& inst : lowered.module.section(Section::kTypesValues)) {
         workgroup_variables += inst.opcode() == Op::OpVariable && inst.Word(0) == static_cast<std::uint32_t>(StorageClass::Workgroup);
     }
-    EXPECT_EQ(workgroup_variables, 1u);
+    EXPECT_EQ(workgroup_variables, 2u);
     EXPECT_TRUE(Contains(lowered.text, "BuiltIn LocalInvocationIndex"));
 }
 
@@ -270,8 +275,9 @@ TEST(LoweringFeatures, NewPushConstantBlockHoldsTheContextAtItsOffset) {
 
 TEST(LoweringFeatures, DynamicGridBinarySearchesTheDirectory) {
     const Lowered lowered = LowerCorpus("broadcast_dynamic_grid_u16x2.spvasm");
-    // The directory search, and the prologue's search for the member of a dispatch group.
-    EXPECT_EQ(CountOf(lowered.text, "OpLoopMerge"), 2u) << lowered.text;
+    // The directory search, the prologue's search for the member of a dispatch group, and the level hand-off's two
+    // loops (over the consumer's dispatch group, and over the node states it clears).
+    EXPECT_EQ(CountOf(lowered.text, "OpLoopMerge"), 2u + kLevelHandOffLoops) << lowered.text;
     EXPECT_TRUE(Contains(lowered.text, "OpCapability StorageBuffer16BitAccess"));
 }
 

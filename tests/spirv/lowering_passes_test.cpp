@@ -36,6 +36,7 @@ enum PassIndex : std::size_t {
     kLowerOutputs,
     kRewritePayloadPointers,
     kMemorySemantics,
+    kLevelHandOff,
     kStripAmdx,
     kPassCount,
 };
@@ -58,6 +59,8 @@ std::unique_ptr<Pass> MakePass(std::size_t index, LoweringContext& ctx) {
             return std::make_unique<lowering::RewritePayloadPointersPass>(ctx);
         case kMemorySemantics:
             return std::make_unique<lowering::MemorySemanticsPass>(ctx);
+        case kLevelHandOff:
+            return std::make_unique<lowering::LevelHandOffPass>(ctx);
         default:
             return std::make_unique<lowering::StripAmdxPass>(ctx);
     }
@@ -794,12 +797,51 @@ TEST(LoweringPasses, MemorySemanticsLeavesOtherSemanticsAlone) {
 }
 
 // ---------------------------------------------------------------------------------------------------------------------
-// 9. StripAmdxPass
+// 9. LevelHandOffPass
+
+TEST(LoweringPasses, LevelHandOffWrapsTheEntryPointAndCountsWorkgroupsInUniformControlFlow) {
+    PassPipeline pipeline(Corpus("thread_node.spvasm"), "main");
+    pipeline.RunThrough(kMemorySemantics);
+    const std::uint32_t lowered_entry = pipeline.info().entry_point_id;
+    const std::size_t functions_before = pipeline.module().functions().size();
+    const std::size_t barriers_before = CountOpcode(pipeline.module(), Op::OpControlBarrier);
+
+    EXPECT_TRUE(pipeline.RunThrough(kLevelHandOff));
+    const Module& m = pipeline.module();
+    ASSERT_EQ(m.functions().size(), functions_before + 1);
+    // The entry point and its execution modes name the wrapper; the lowered entry is called once, from it.
+    ASSERT_EQ(m.section(Section::kEntryPoint).size(), 1u);
+    const std::uint32_t wrapper = m.section(Section::kEntryPoint)[0].Word(1);
+    EXPECT_NE(wrapper, lowered_entry);
+    for (const Instruction& mode : m.section(Section::kExecutionMode)) EXPECT_EQ(mode.Word(0), wrapper);
+    const Function* wrapper_function = nullptr;
+    for (const Function& function : m.functions()) {
+        if (function.header.front().result_id() == wrapper) wrapper_function = &function;
+    }
+    ASSERT_NE(wrapper_function, nullptr);
+    const Instruction& first = wrapper_function->blocks.front().instructions[1];
+    ASSERT_EQ(first.opcode(), Op::OpFunctionCall);
+    EXPECT_EQ(first.Word(0), lowered_entry) << "the node's code runs first, all of it";
+    EXPECT_EQ(UsesInBodies(m, lowered_entry), 1u);
+    // Two workgroup barriers, both in the wrapper (after the call, so every invocation reaches them), one workgroup
+    // variable for the last-workgroup flag, and the device-scope counter on HalfHeader::level_pass_done.
+    EXPECT_EQ(CountOpcode(m, Op::OpControlBarrier), barriers_before + 2);
+    std::size_t wrapper_barriers = 0;
+    for (const BasicBlock& block : wrapper_function->blocks) {
+        for (const Instruction& inst : block.instructions) wrapper_barriers += inst.opcode() == Op::OpControlBarrier;
+    }
+    EXPECT_EQ(wrapper_barriers, 2u);
+    EXPECT_EQ(GlobalVariables(m, StorageClass::Workgroup), 1u);
+    pipeline.FinishAndValidate();
+}
+
+// ---------------------------------------------------------------------------------------------------------------------
+// 10. StripAmdxPass
 
 TEST(LoweringPasses, StripAmdxRemovesEveryAmdxDeclarationAndRecomputesTheInterface) {
     const Module module = Corpus("output_sparse_array.spvasm");
     PassPipeline pipeline(module, "main");
-    pipeline.RunThrough(kMemorySemantics);
+    pipeline.RunThrough(kLevelHandOff);
     const Module& before = pipeline.module();
     ASSERT_TRUE(HasCapability(before, Capability::ShaderEnqueueAMDX));
     ASSERT_EQ(CountOpcode(before, Op::OpTypeNodePayloadArrayAMDX), 2u);

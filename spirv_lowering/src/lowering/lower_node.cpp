@@ -56,6 +56,7 @@ Result<LoweredNode> LowerNode(const Module& input, const NodeInfo& info, const L
     passes.Add<lowering::LowerOutputsPass>(context);
     passes.Add<lowering::RewritePayloadPointersPass>(context);
     passes.Add<lowering::MemorySemanticsPass>(context);
+    passes.Add<lowering::LevelHandOffPass>(context);
     passes.Add<lowering::StripAmdxPass>(context);
     Result<bool> ran = passes.Run(module);
     if (!ran) {

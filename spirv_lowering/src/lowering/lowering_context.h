@@ -39,6 +39,13 @@ inline constexpr std::uint32_t kHeaderTrashOffset = 48;
 inline constexpr std::uint32_t kHeaderHalfOffset = 56;
 inline constexpr std::uint32_t kHeaderLevel = offsetof(runtime::GraphHeader, level);
 inline constexpr std::uint32_t kHeaderNodeStatsOffset = offsetof(runtime::GraphHeader, node_stats_offset);
+inline constexpr std::uint32_t kHeaderLevelsRun = offsetof(runtime::GraphHeader, levels_run);
+inline constexpr std::uint32_t kHeaderRecordHighWater = offsetof(runtime::GraphHeader, record_high_water);
+inline constexpr std::uint32_t kHeaderLevelWorkgroups = offsetof(runtime::GraphHeader, level_workgroups);
+inline constexpr std::uint32_t kHeaderDirectLevelConsumer = offsetof(runtime::GraphHeader, direct_level_consumer);
+inline constexpr std::uint32_t kNodeStatsRecords = offsetof(runtime::NodeStats, records);
+inline constexpr std::uint32_t kNodeStatsDispatches = offsetof(runtime::NodeStats, dispatches);
+inline constexpr std::uint32_t kNodeStatsWorkgroups = offsetof(runtime::NodeStats, workgroups);
 inline constexpr std::uint32_t kNodeStatsSize = sizeof(runtime::NodeStats);
 inline constexpr std::uint32_t kNodeStatsDroppedRecords = offsetof(runtime::NodeStats, dropped_records);
 inline constexpr std::uint32_t kNodeStatsDropFlags = offsetof(runtime::NodeStats, drop_flags);
@@ -47,11 +54,13 @@ inline constexpr std::uint32_t kHalfHeapTop = 0;
 inline constexpr std::uint32_t kHalfRecordCount = 4;
 inline constexpr std::uint32_t kHalfNodes = sizeof(runtime::HalfHeader);
 inline constexpr std::uint32_t kHalfLevelPassWorkgroups = offsetof(runtime::HalfHeader, level_pass_workgroups);
+inline constexpr std::uint32_t kHalfLevelPassDone = offsetof(runtime::HalfHeader, level_pass_done);
 inline constexpr std::uint32_t kNodeStateSize = sizeof(runtime::NodeState);
 inline constexpr std::uint32_t kNodeStateRecordCount = 0;
 inline constexpr std::uint32_t kNodeStateDirectoryBase = 4;
 inline constexpr std::uint32_t kNodeStateWorkgroupCount = 8;
 inline constexpr std::uint32_t kNodeStateGroupFirstWorkgroup = offsetof(runtime::NodeState, group_first_workgroup);
+inline constexpr std::uint32_t kNodeStateDispatch = offsetof(runtime::NodeState, dispatch);
 inline constexpr std::uint32_t kRecordEntrySize = 16;
 inline constexpr std::uint32_t kRecordEntryPayloadOffset = offsetof(runtime::RecordEntry, payload_offset);
 inline constexpr std::uint32_t kRecordEntryRecursionDepth = offsetof(runtime::RecordEntry, recursion_depth);
@@ -67,6 +76,8 @@ inline constexpr std::uint32_t kNodeStaticSharesInputWith = 40;
 inline constexpr std::uint32_t kNodeStaticShaderIndex = 48;
 inline constexpr std::uint32_t kNodeStaticOutputTableBase = offsetof(runtime::NodeStaticInfo, output_table_base);
 inline constexpr std::uint32_t kNodeStaticDispatchGroupSize = offsetof(runtime::NodeStaticInfo, dispatch_group_size);
+inline constexpr std::uint32_t kNodeStaticDispatchGroupFirst = offsetof(runtime::NodeStaticInfo, dispatch_group_first);
+inline constexpr std::uint32_t kNodeStaticRecordsPerWorkgroup = offsetof(runtime::NodeStaticInfo, records_per_workgroup);
 inline constexpr std::uint32_t kHeapAlignment = 16;
 }  // namespace offsets
 
@@ -211,6 +222,9 @@ class Emitter {
 
     // Workgroup-scope execution + memory barrier on workgroup memory (used to share one invocation's result).
     void WorkgroupBarrier();
+    // OpMemoryBarrier at device scope over storage-buffer memory (GLSL memoryBarrierBuffer()): this invocation's earlier
+    // writes are visible to, and its later reads see, other workgroups' writes ordered by the same kind of barrier.
+    void DeviceMemoryBarrier();
 
     // Stores `value` in an Aligned access through a PhysicalStorageBuffer pointer.
     std::uint32_t LoadAligned(std::uint32_t type, std::uint32_t pointer, std::uint32_t alignment);

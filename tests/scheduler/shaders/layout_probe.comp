@@ -32,8 +32,12 @@ void main() {
     header.node_stats_offset = 17u;
     header.levels_run = 18u;
     header.record_high_water = 19u;
+    header.level_workgroups[0] = 23u;
+    header.level_workgroups[1] = 24u;
+    header.direct_level_consumer[0] = 25u;
+    header.direct_level_consumer[kMaxLevels - 1u] = 26u;
     header.header_reserved[0] = 20u;
-    header.header_reserved[43] = 21u;
+    header.header_reserved[9] = 21u;
     header.level_pass_records_per_workgroup = 22u;
 
     NodeTable table = NodeTable(pc.out_base + 256ul);

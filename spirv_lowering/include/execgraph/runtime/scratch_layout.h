@@ -70,9 +70,20 @@ struct GraphHeader {
     // Records each fused level-pass workgroup scatters: producers size the level pass that reads their half by it
     // (HalfHeader::level_pass_workgroups). Written at the start of every dispatch.
     uint32_t level_pass_records_per_workgroup;
-    uint32_t reserved[44];
+    // Direct levels (docs/design.md, "Direct levels"): workgroups launched by the node dispatches of the level that reads
+    // half h, written by whoever prepares that level (the level pass, or the previous level's last workgroup). The
+    // lowered nodes count their finished workgroups against it (HalfHeader::level_pass_done of their input half).
+    uint32_t level_workgroups[2];
+    // For each level L < kMaxLevels: the node that consumes all of level L's records when the scheduler runs L as a
+    // direct level (no level pass: the last workgroup of level L - 1 prepares it), else kInvalidNode. Written at the
+    // start of every dispatch.
+    uint32_t direct_level_consumer[32];
+    uint32_t reserved[10];
 };
 static_assert(sizeof(GraphHeader) == 256);
+// maxExecutionGraphDepth as advertised: a graph has at most this many levels (GraphHeader::direct_level_consumer).
+inline constexpr uint32_t kMaxLevels = 32;
+static_assert(sizeof(GraphHeader::direct_level_consumer) == kMaxLevels * sizeof(uint32_t));
 
 // Per node and per dispatch (cleared at the start of every graph dispatch): what the node ran and what it lost. The layer
 // reads these back after each dispatch for the dropped-work report and the `statistics` setting (docs/reliability.md).

@@ -1,0 +1,166 @@
+// SPDX-License-Identifier: Apache-2.0
+// Direct levels (docs/design.md, "Direct levels"): when every record of level L + 1 goes to one thread or coalescing
+// node C, the scheduler records no level pass before L + 1. Instead the last workgroup of level L to finish prepares
+// level L + 1, as the level pass would have (meta_shaders/level.comp): C's indirect arguments and statistics, the
+// header's level, and the cleared half that level L + 1 writes. Level L + 1 then follows level L after one barrier, as in
+// a hand-written chain of indirect dispatches, instead of a barrier, a level-pass dispatch and a second barrier.
+//
+// The pass wraps the entry point: a new entry function calls the lowered one, then runs the hand-off. Every return of
+// the node's code (and of the prologue's early returns) ends up in the wrapper, so every workgroup the scheduler
+// launched is counted, and the wrapper's workgroup barriers are in uniform control flow. The hand-off is active only
+// where GraphHeader::direct_level_consumer names a consumer for the next level; elsewhere it costs two loads.
+//
+// Counting: each workgroup of level L adds one to HalfHeader::level_pass_done of its input half (zero between uses);
+// the one that reaches GraphHeader::level_workgroups[input half] (what the preparer of level L launched) is the last.
+// The others have then finished with the input half, so the last one may clear it for level L + 1's outputs.
+// Visibility follows level.comp's hand-off: every invocation fences its writes before the count, and the last
+// workgroup fences after it and reads the counters other workgroups bumped with atomics.
+#include <string>
+
+#include "lowering/lowering_passes.h"
+
+namespace execgraph::spirv::lowering {
+
+Result<bool> LevelHandOffPass::Run(Module& module) {
+    const std::uint32_t lowered_entry = ctx_.info.entry_point_id;
+    if (FindFunction(module, lowered_entry) == nullptr) return Error{kNoWordOffset, "entry point function not found"};
+    // The lowered workgroup's size: the batch for thread nodes (LaunchPass set it), else the node's own.
+    const auto& local_size = ctx_.info.local_size;
+    const std::uint32_t invocations = ctx_.info.launch == LaunchKind::kThread ? ctx_.options.thread_batch_size
+                                                                             : local_size[0] * local_size[1] * local_size[2];
+    if (invocations == 0) return Error{kNoWordOffset, "workgroup of 0 invocations"};
+    const std::uint32_t is_last_workgroup = CreateGlobalVariable(module, ctx_, StorageClass::Workgroup, ctx_.u32);
+
+    FunctionBuilder b(module, ctx_);
+    const std::uint32_t wrapper = b.DefineFunction(ctx_.void_type, {}, [&](std::span<const std::uint32_t>) {
+        Emitter& e = b.emit();
+        e.Emit(Op::OpFunctionCall, ctx_.void_type, {lowered_entry});
+        // The prologue stored the scratch address before any of its returns, so every invocation has it here.
+        const std::uint32_t level = e.LoadScratchU32(e.U32(offsets::kHeaderLevel));
+        const std::uint32_t next_level = e.Add(level, e.U32(1));
+        const std::uint32_t table_index = e.Min(next_level, e.U32(runtime::kMaxLevels - 1));
+        const std::uint32_t listed =
+            e.LoadScratchU32(e.Add(e.U32(offsets::kHeaderDirectLevelConsumer), e.Mul(table_index, e.U32(4))));
+        const std::uint32_t consumer = e.SelectU32(e.Less(next_level, e.U32(runtime::kMaxLevels)), listed, e.U32(runtime::kInvalidNode));
+        // Header values: the condition is uniform across the workgroup, so the barriers inside are too.
+        b.If(e.NotEqual(consumer, e.U32(runtime::kInvalidNode)), [&]() {
+            e.DeviceMemoryBarrier();
+            e.WorkgroupBarrier();
+            const std::uint32_t local_index = e.Load(ctx_.u32, ctx_.builtin_local_invocation_index);
+            const std::uint32_t leader = e.Equal(local_index, e.U32(0));
+            const std::uint32_t input_index = e.LoadScratchU32(e.U32(offsets::kHeaderInputHalf));
+            const std::uint32_t output_index = e.Sub(e.U32(1), input_index);
+            const std::uint32_t input_half = e.LoadScratchU32(e.Add(e.U32(offsets::kHeaderHalfOffset), e.Mul(input_index, e.U32(4))));
+            const std::uint32_t output_half = e.LoadScratchU32(e.Add(e.U32(offsets::kHeaderHalfOffset), e.Mul(output_index, e.U32(4))));
+            b.If(leader, [&]() {
+                const std::uint32_t done = e.AtomicScratch(Op::OpAtomicIAdd, e.Add(input_half, e.U32(offsets::kHalfLevelPassDone)), e.U32(1));
+                const std::uint32_t launched =
+                    e.LoadScratchU32(e.Add(e.U32(offsets::kHeaderLevelWorkgroups), e.Mul(input_index, e.U32(4))));
+                e.Store(is_last_workgroup, e.SelectU32(e.Equal(done, e.Sub(launched, e.U32(1))), e.U32(1), e.U32(0)));
+            });
+            e.WorkgroupBarrier();
+            b.If(e.NotEqual(e.Load(ctx_.u32, is_last_workgroup), e.U32(0)), [&]() {
+                e.DeviceMemoryBarrier();
+                auto node_state = [&](std::uint32_t half, std::uint32_t node) {
+                    return e.Add(half, e.Add(e.U32(offsets::kHalfNodes), e.Mul(node, e.U32(offsets::kNodeStateSize))));
+                };
+                b.If(leader, [&]() {
+                    // Level L + 1's arguments: C's records are all of the level's, and its directory is the record list
+                    // (entry i is record i; the list lies record_capacity entries before the directory, as level.comp's
+                    // SoleConsumer). Producers deliver at most record_capacity records, so all are kept.
+                    const std::uint32_t state = node_state(output_half, consumer);
+                    const std::uint32_t records =
+                        e.AtomicScratch(Op::OpAtomicIAdd, e.Add(state, e.U32(offsets::kNodeStateRecordCount)), e.U32(0));
+                    const std::uint32_t info =
+                        e.Add(e.LoadScratchU32(e.U32(offsets::kHeaderNodeTableOffset)), e.Mul(consumer, e.U32(offsets::kNodeStaticInfoSize)));
+                    const std::uint32_t per_workgroup =
+                        e.Max(e.LoadScratchU32(e.Add(info, e.U32(offsets::kNodeStaticRecordsPerWorkgroup))), e.U32(1));
+                    const std::uint32_t workgroups = e.Add(e.Div(records, per_workgroup),
+                                                           e.SelectU32(e.NotEqual(e.Mod(records, per_workgroup), e.U32(0)), e.U32(1), e.U32(0)));
+                    const std::uint32_t has_work = e.NotEqual(workgroups, e.U32(0));
+                    // x ≤ 65535 and y = the rows of kDispatchSplitWidth, as SplitDispatch in level_common.glsl.
+                    const std::uint32_t width = e.U32(runtime::kDispatchSplitWidth);
+                    const std::uint32_t x = e.Min(workgroups, width);
+                    const std::uint32_t y = e.Div(e.Add(workgroups, e.U32(runtime::kDispatchSplitWidth - 1)), width);
+                    const std::uint32_t z = e.SelectU32(has_work, e.U32(1), e.U32(0));
+                    e.StoreScratchU32(e.Add(state, e.U32(offsets::kNodeStateDirectoryBase)),
+                                      e.Sub(e.U32(0), e.LoadScratchU32(e.U32(offsets::kHeaderRecordCapacity))));
+                    e.StoreScratchU32(e.Add(state, e.U32(offsets::kNodeStateWorkgroupCount)), workgroups);
+                    // A member of a dispatch group is dispatched through its group's first node; the members after C
+                    // start after C's workgroups (the prologue's search needs ascending first workgroups; C and those
+                    // before it start at 0, as the cleared half has them).
+                    const std::uint32_t group_first = e.LoadScratchU32(e.Add(info, e.U32(offsets::kNodeStaticDispatchGroupFirst)));
+                    const std::uint32_t group_size = e.Max(e.LoadScratchU32(e.Add(info, e.U32(offsets::kNodeStaticDispatchGroupSize))), e.U32(1));
+                    const std::uint32_t grouped = e.Less(e.U32(1), group_size);
+                    const std::uint32_t dispatched_state = node_state(output_half, e.SelectU32(grouped, group_first, consumer));
+                    const std::uint32_t args = e.Add(dispatched_state, e.U32(offsets::kNodeStateDispatch));
+                    e.StoreScratchU32(args, x);
+                    e.StoreScratchU32(e.Add(args, e.U32(4)), y);
+                    e.StoreScratchU32(e.Add(args, e.U32(8)), z);
+                    b.If(grouped, [&]() {
+                        b.For(group_size, [&](std::uint32_t i) {
+                            const std::uint32_t member = e.Add(group_first, i);
+                            b.If(e.Less(consumer, member), [&]() {
+                                e.StoreScratchU32(e.Add(node_state(output_half, member), e.U32(offsets::kNodeStateGroupFirstWorkgroup)), workgroups);
+                            });
+                        });
+                    });
+                    // Statistics, as the level pass keeps them (NodeStats; the consumer's fields are this workgroup's alone).
+                    const std::uint32_t stats =
+                        e.Add(e.LoadScratchU32(e.U32(offsets::kHeaderNodeStatsOffset)), e.Mul(consumer, e.U32(offsets::kNodeStatsSize)));
+                    const std::uint32_t stats_records = e.Add(stats, e.U32(offsets::kNodeStatsRecords));
+                    e.StoreScratchU32(stats_records, e.Add(e.LoadScratchU32(stats_records), records));
+                    b.If(has_work, [&]() {
+                        const std::uint32_t stats_dispatches = e.Add(stats, e.U32(offsets::kNodeStatsDispatches));
+                        e.StoreScratchU32(stats_dispatches, e.Add(e.LoadScratchU32(stats_dispatches), e.U32(1)));
+                        const std::uint32_t stats_workgroups = e.Add(stats, e.U32(offsets::kNodeStatsWorkgroups));
+                        const std::uint32_t before = e.LoadScratchU32(stats_workgroups);
+                        e.StoreScratchU32(stats_workgroups, e.Add(before, e.Min(workgroups, e.Sub(e.U32(0xFFFFFFFFu), before))));
+                    });
+                    // The header: level L + 1 reads the output half, and launches x * y workgroups (C's dispatch alone).
+                    e.StoreScratchU32(e.Add(e.U32(offsets::kHeaderLevelWorkgroups), e.Mul(output_index, e.U32(4))), e.Mul(x, y));
+                    e.StoreScratchU32(e.U32(offsets::kHeaderLevel), next_level);
+                    e.StoreScratchU32(e.U32(offsets::kHeaderInputHalf), output_index);
+                    b.If(e.NotEqual(records, e.U32(0)),
+                         [&]() { e.StoreScratchU32(e.U32(offsets::kHeaderLevelsRun), e.Add(next_level, e.U32(1))); });
+                    const std::uint32_t heap_top =
+                        e.AtomicScratch(Op::OpAtomicIAdd, e.Add(output_half, e.U32(offsets::kHalfHeapTop)), e.U32(0));
+                    e.AtomicScratch(Op::OpAtomicUMax, e.U32(offsets::kHeaderHeapHighWater), heap_top);
+                    const std::uint32_t record_top =
+                        e.AtomicScratch(Op::OpAtomicIAdd, e.Add(output_half, e.U32(offsets::kHalfRecordCount)), e.U32(0));
+                    e.AtomicScratch(Op::OpAtomicUMax, e.U32(offsets::kHeaderRecordHighWater), record_top);
+                    // The input half receives level L + 1's outputs: its counters start at zero.
+                    for (std::uint32_t field : {offsets::kHalfHeapTop, offsets::kHalfRecordCount, offsets::kHalfLevelPassDone,
+                                                offsets::kHalfLevelPassWorkgroups}) {
+                        e.StoreScratchU32(e.Add(input_half, e.U32(field)), e.U32(0));
+                    }
+                });
+                // ... and so do its nodes' states (all but the reserved words), spread over the workgroup.
+                const std::uint32_t node_count = e.LoadScratchU32(e.U32(offsets::kHeaderNodeCount));
+                const std::uint32_t rounds = e.Div(e.Add(node_count, e.U32(invocations - 1)), e.U32(invocations));
+                b.For(rounds, [&](std::uint32_t round) {
+                    const std::uint32_t node = e.Add(e.Mul(round, e.U32(invocations)), local_index);
+                    b.If(e.Less(node, node_count), [&]() {
+                        const std::uint32_t state = node_state(input_half, node);
+                        for (std::uint32_t word = 0; word <= offsets::kNodeStateGroupFirstWorkgroup / 4; ++word) {
+                            e.StoreScratchU32(e.Add(state, e.U32(word * 4)), e.U32(0));
+                        }
+                    });
+                });
+            });
+        });
+        e.EmitVoid(Op::OpReturn, {});
+    });
+    FlushPendingFunctions(module, ctx_);
+
+    // The wrapper becomes the entry point (an entry point may not also be called; SPIR-V 2.16.1).
+    for (Instruction& inst : module.mutable_section(Section::kEntryPoint)) {
+        if (inst.Word(1) == lowered_entry) inst.SetWord(1, wrapper);
+    }
+    for (Instruction& inst : module.mutable_section(Section::kExecutionMode)) {
+        if (inst.Word(0) == lowered_entry) inst.SetWord(0, wrapper);
+    }
+    return true;
+}
+
+}  // namespace execgraph::spirv::lowering
