@@ -61,6 +61,18 @@ const uint32_t kBaseRasterSmall[] = {
 const uint32_t kBaseRasterLarge[] = {
 #include "base_raster_large.inc"
 };
+const uint32_t kBasePayloadProduce[] = {
+#include "base_payload_produce.inc"
+};
+const uint32_t kBasePayloadConsume[] = {
+#include "base_payload_consume.inc"
+};
+const uint32_t kBaseAppendProduce[] = {
+#include "base_append_produce.inc"
+};
+const uint32_t kBaseAppendConsume[] = {
+#include "base_append_consume.inc"
+};
 
 // ---- CPU references: the same functions as bench/shaders/bench_common.glsl and the node modules -----------------
 
@@ -89,6 +101,16 @@ uint32_t HashItem(uint32_t v) {
 uint32_t ChildSeed(uint32_t seed, uint32_t k) {
     const uint32_t s = (seed * 8u + k) * 2654435761u;
     return s ^ (s >> 16);
+}
+
+// payload_throughput: word k of record `index` and the record's checksum (PayloadSalt and PayloadWeight of
+// bench_common.glsl).
+constexpr uint32_t kPayloadRecordWords = 16;
+uint32_t PayloadWord(uint32_t index, uint32_t k) { return HashItem(index) ^ (k * 0x9E3779B9u); }
+uint32_t PayloadChecksum(uint32_t index) {
+    uint32_t sum = 0;
+    for (uint32_t k = 0; k < kPayloadRecordWords; ++k) sum += PayloadWord(index, k) * (2 * k + 1);
+    return sum;
 }
 
 // SetUpTriangle of bench_common.glsl: {grid, tiles_x, value, min_x, min_y, max_x, max_y, width, a0, b0, c0, a1, b1, c1,
@@ -208,6 +230,13 @@ class Workload {
     uint32_t NodeIndex(const char* name, uint32_t index) { return device_.context().NodeIndex(graph_, name, index); }
     // Records one scratch half holds (GraphHeader::record_capacity, written by the initialization); 0 if unknown.
     uint32_t RecordCapacity() { return scratch_ ? device_.ReadHeader(*scratch_).record_capacity : 0; }
+    // Records of `stride` bytes, each allocated alone, that fit one half's record list and heap (an allocation takes
+    // whole 16-byte units of heap); 0 if unknown.
+    uint32_t RecordsOneHalfHolds(uint32_t stride) {
+        if (scratch_ == nullptr) return 0;
+        const runtime::GraphHeader header = device_.ReadHeader(*scratch_);
+        return std::min(header.record_capacity, header.heap_capacity / ((stride + 15) / 16 * 16));
+    }
 
     // Baseline side: UAV, record lists and queues at bindings 0..2, PassConstants in push constants.
     void CreateBaselineLayout(TestBuffer& uav, TestBuffer& lists, TestBuffer& queues) {
@@ -818,6 +847,167 @@ Result RunRaster(BenchDevice& device, const Options& options, uint32_t count, ui
     return result;
 }
 
+// ---- Issue 7 figures: payload bandwidth and append rate ----------------------------------------------------------
+
+constexpr uint32_t kPayloadRecordBytes = kPayloadRecordWords * 4;
+constexpr uint32_t kChecksumSlots = 256;  // payload_consume spreads its atomics over 256 {sum, records} pairs
+constexpr uint32_t kAppendBins = 64;      // kAppendBins of bench_common.glsl
+constexpr uint32_t kAppendRecordBytes = 8;
+
+// One level of big records: a broadcast producer writes `records` 64-byte records (one per invocation), a thread node
+// reads every word of its record and adds a checksum. `records` is at most what one scratch half holds. Figure: payload
+// bytes moved (written by the producers plus read by the consumers) per second of GPU time; the baseline writes the
+// same records to a list and reads them in an indirect pass sized by the list's counter.
+Result RunPayloadThroughput(BenchDevice& device, const Options& options, uint32_t max_records) {
+    Result result;
+    result.name = "payload_throughput";
+    result.levels = 2;
+    Workload work(device, options, result);
+    const VkDeviceSize uav_bytes = kChecksumSlots * 2 * 4;
+    TestBuffer& graph_uav = work.Buffer(uav_bytes);
+    TestBuffer& baseline_uav = work.Buffer(uav_bytes);
+    if (work.CreateGraph({{std::string(modules::kPayloadProduce), "main", "Produce", 0},
+                          {std::string(modules::kPayloadConsume), "main", "Consume", 0}},
+                         graph_uav) == VK_NULL_HANDLE) {
+        return result;
+    }
+    // Whole producer workgroups of 256 invocations.
+    const uint32_t half_holds = work.RecordsOneHalfHolds(kPayloadRecordBytes);
+    const uint32_t records = std::min(max_records, half_holds) / 256 * 256;
+    if (records == 0) {
+        result.failures.push_back("one scratch half holds no 64-byte records");
+        return result;
+    }
+    result.shape = "broadcast -> " + std::to_string(records) + " thread records of " + std::to_string(kPayloadRecordBytes) +
+                   " bytes (one scratch half holds " + std::to_string(half_holds) + ")";
+    result.records = 1.0 + records;
+    TestBuffer& lists = work.Buffer(VkDeviceSize(records) * kPayloadRecordBytes);
+    TestBuffer& queues = work.Buffer(kQueueBytes);
+    const uint32_t launch[2] = {records / 256, records};
+    const std::vector<Workload::Entry> entries{{work.NodeIndex("Produce", 0), 1, launch, sizeof(launch)}};
+
+    work.CreateBaselineLayout(baseline_uav, lists, queues);
+    VkPipeline produce_pass = work.Baseline(kBasePayloadProduce, sizeof(kBasePayloadProduce));
+    VkPipeline consume_pass = work.Baseline(kBasePayloadConsume, sizeof(kBasePayloadConsume));
+    const std::vector<uint32_t> initial_queues = Workload::EmptyQueues(1);
+    auto graph = [&](VkCommandBuffer cmd) {
+        work.BindGraph(cmd);
+        work.DispatchGraph(cmd, entries);
+    };
+    auto baseline = [&](VkCommandBuffer cmd) {
+        Workload::ResetQueues(cmd, queues, initial_queues);
+        PassConstants constants;
+        constants.param1 = records;
+        work.BindBaseline(cmd, produce_pass);
+        work.Push(cmd, constants);
+        vkCmdDispatch(cmd, records / 256, 1, 1);
+        FullBarrier(cmd);
+        vkCmdBindPipeline(cmd, VK_PIPELINE_BIND_POINT_COMPUTE, consume_pass);
+        vkCmdDispatchIndirect(cmd, queues.buffer, 4);
+    };
+    work.Time(graph_uav, graph, baseline_uav, baseline);
+
+    // Which slot a subgroup adds into depends on how records were grouped, so the slots are compared as one sum.
+    std::vector<uint32_t> expected{0, records};
+    for (uint32_t i = 0; i < records; ++i) expected[0] += PayloadChecksum(i);
+    auto total = [&](const TestBuffer& uav) {
+        const std::vector<uint32_t> slots = device.Read(uav, uav_bytes);
+        std::vector<uint32_t> sum{0, 0};
+        for (uint32_t slot = 0; slot < kChecksumSlots; ++slot) {
+            sum[0] += slots[2 * slot];
+            sum[1] += slots[2 * slot + 1];
+        }
+        return sum;
+    };
+    Compare(result, "graph (checksum, records)", total(graph_uav), expected);
+    Compare(result, "baseline (checksum, records)", total(baseline_uav), expected);
+    work.CheckScratch();
+    if (result.Passed()) {
+        const double bytes = 2.0 * records * kPayloadRecordBytes;
+        result.extra.push_back({"payload_bytes_moved", bytes});
+        result.extra.push_back({"graph_payload_tb_per_s", bytes / (result.graph_us * 1e-6) / 1e12});
+        result.extra.push_back({"baseline_payload_tb_per_s", bytes / (result.baseline_us * 1e-6) / 1e12});
+    }
+    return result;
+}
+
+// Small records to many nodes: invocation i of a broadcast producer appends one 8-byte record {HashItem(i), bin} to
+// "Bin"[bin] of a 64-node array (bin = HashItem(i) % 64); each Bin node adds its records' values and counts those whose
+// bin word names it (per node, subgroup-reduced). `records` is at most what one scratch half holds. Figure: records
+// appended per second of GPU time; the baseline appends to 64 per-bin lists (one atomic per bin and workgroup, counted
+// in shared memory) and reads them with one indirect dispatch per bin.
+Result RunAppendRate(BenchDevice& device, const Options& options, uint32_t max_records) {
+    Result result;
+    result.name = "append_rate";
+    result.levels = 2;
+    Workload work(device, options, result);
+    const VkDeviceSize uav_bytes = kAppendBins * 2 * 4;
+    TestBuffer& graph_uav = work.Buffer(uav_bytes);
+    TestBuffer& baseline_uav = work.Buffer(uav_bytes);
+    const std::string consume(modules::kAppendConsume);
+    std::vector<test::NodeStage> stages{
+        {ReplaceAll(modules::kAppendProduce, "@BINS@", std::to_string(kAppendBins)), "main", "Emit", 0}};
+    for (uint32_t bin = 0; bin < kAppendBins; ++bin) stages.push_back({consume, "main", "Bin", bin});
+    if (work.CreateGraph(stages, graph_uav) == VK_NULL_HANDLE) return result;
+    const uint32_t half_holds = work.RecordsOneHalfHolds(kAppendRecordBytes);
+    const uint32_t records = std::min(max_records, half_holds) / 256 * 256;
+    if (records == 0) {
+        result.failures.push_back("one scratch half holds no 8-byte records");
+        return result;
+    }
+    // CPU reference: per bin, the sum of the values and the record count.
+    std::vector<uint32_t> expected(kAppendBins * 2, 0);
+    for (uint32_t i = 0; i < records; ++i) {
+        const uint32_t h = HashItem(i), bin = h % kAppendBins;
+        expected[2 * bin] += h;
+        expected[2 * bin + 1] += 1;
+    }
+    uint32_t bin_capacity = 0;  // the baseline's per-bin lists are as long as the fullest bin
+    for (uint32_t bin = 0; bin < kAppendBins; ++bin) bin_capacity = std::max(bin_capacity, expected[2 * bin + 1]);
+    result.shape = "broadcast -> " + std::to_string(records) + " thread records of " + std::to_string(kAppendRecordBytes) +
+                   " bytes to " + std::to_string(kAppendBins) + " nodes by hash (one scratch half holds " +
+                   std::to_string(half_holds) + ")";
+    result.records = 1.0 + records;
+    TestBuffer& lists = work.Buffer(VkDeviceSize(kAppendBins) * bin_capacity * kAppendRecordBytes);
+    TestBuffer& queues = work.Buffer(kAppendBins * kQueueBytes);
+    const uint32_t launch[2] = {records / 256, records};
+    const std::vector<Workload::Entry> entries{{work.NodeIndex("Emit", 0), 1, launch, sizeof(launch)}};
+
+    work.CreateBaselineLayout(baseline_uav, lists, queues);
+    VkPipeline produce_pass = work.Baseline(kBaseAppendProduce, sizeof(kBaseAppendProduce));
+    VkPipeline consume_pass = work.Baseline(kBaseAppendConsume, sizeof(kBaseAppendConsume));
+    const std::vector<uint32_t> initial_queues = Workload::EmptyQueues(kAppendBins);
+    auto graph = [&](VkCommandBuffer cmd) {
+        work.BindGraph(cmd);
+        work.DispatchGraph(cmd, entries);
+    };
+    auto baseline = [&](VkCommandBuffer cmd) {
+        Workload::ResetQueues(cmd, queues, initial_queues);
+        PassConstants constants;
+        constants.param1 = records;
+        constants.param3 = bin_capacity;
+        work.BindBaseline(cmd, produce_pass);
+        work.Push(cmd, constants);
+        vkCmdDispatch(cmd, records / 256, 1, 1);
+        FullBarrier(cmd);
+        vkCmdBindPipeline(cmd, VK_PIPELINE_BIND_POINT_COMPUTE, consume_pass);
+        for (uint32_t bin = 0; bin < kAppendBins; ++bin) {
+            constants.in_queue = bin;
+            work.Push(cmd, constants);
+            vkCmdDispatchIndirect(cmd, queues.buffer, bin * kQueueBytes + 4);
+        }
+    };
+    work.Time(graph_uav, graph, baseline_uav, baseline);
+    Compare(result, "graph (per bin: value sum, records)", device.Read(graph_uav, uav_bytes), expected);
+    Compare(result, "baseline (per bin: value sum, records)", device.Read(baseline_uav, uav_bytes), expected);
+    work.CheckScratch();
+    if (result.Passed()) {
+        result.extra.push_back({"graph_g_records_appended_per_s", records / (result.graph_us * 1e-6) / 1e9});
+        result.extra.push_back({"baseline_g_records_appended_per_s", records / (result.baseline_us * 1e-6) / 1e9});
+    }
+    return result;
+}
+
 // ---- Report ------------------------------------------------------------------------------------------------------
 
 void PrintTable(const std::vector<Result>& results) {
@@ -830,7 +1020,7 @@ void PrintTable(const std::vector<Result>& results) {
         std::printf("    %s", r.shape.c_str());
         if (r.graph_dispatches > 1) std::printf("; %u graph dispatches", r.graph_dispatches);
         std::printf("\n");
-        for (const auto& [key, value] : r.extra) std::printf("    %s = %.2f\n", key.c_str(), value);
+        for (const auto& [key, value] : r.extra) std::printf("    %s = %.4g\n", key.c_str(), value);
         for (const std::string& failure : r.failures) std::printf("    FAILED: %s\n", failure.c_str());
     }
 }
@@ -984,6 +1174,9 @@ int main(int argc, char** argv) {
     run("dynamic_broadcast", [&] { return RunDynamicGrid(device, options, smoke ? 48 : 1024, smoke ? 6 : 12); });
     // Workload 7: compute rasteriser.
     run("raster", [&] { return RunRaster(device, options, smoke ? 256 : 32768, width, height); });
+    // Issue 7's bandwidth and append-rate figures: as many records as one scratch half holds at maxSize.
+    run("payload_throughput", [&] { return RunPayloadThroughput(device, options, smoke ? 16384 : UINT32_MAX); });
+    run("append_rate", [&] { return RunAppendRate(device, options, smoke ? 32768 : UINT32_MAX); });
 
     AddDerivedFigures(results);
     PrintTable(results);

@@ -31,6 +31,14 @@ uint ChildSeed(uint seed, uint k) {
     return s ^ (s >> 16);
 }
 
+// payload_throughput (bench/modules/payload_*.spvasm): word k of a 64-byte record is HashItem(index) ^ (k * 0x9E3779B9),
+// and its checksum the sum of word k * (2k + 1); as four uvec4s, j = k / 4.
+uvec4 PayloadSalt(uint j) { return (uvec4(4u * j) + uvec4(0u, 1u, 2u, 3u)) * 0x9E3779B9u; }
+uvec4 PayloadWeight(uint j) { return uvec4(8u * j) + uvec4(1u, 3u, 5u, 7u); }
+
+// append_rate (bench/modules/append_*.spvasm): records go to HashItem(index) % kAppendBins.
+const uint kAppendBins = 64u;
+
 // Work queues as engines chain indirect passes: {count, workgroups, 1, 1}; the last three are the
 // VkDispatchIndirectCommand of the consuming pass (offset 4). Producers append with one atomic per subgroup and raise
 // the consumer's workgroup count themselves, so each pass needs one barrier and no separate argument pass.
