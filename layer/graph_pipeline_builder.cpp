@@ -201,6 +201,26 @@ std::string LoweredPipelineKey(const NodeSource& source, const spirv::LoweringOp
 
 uint32_t AlignUp(uint32_t value, uint32_t alignment) { return (value + alignment - 1) / alignment * alignment; }
 
+// NodeDispatchPlan::reads_record_list: such nodes read nothing of a directory entry but the payload offset and the
+// depth, which a RecordEntry holds too. A broadcast node that finishes writing its input counts down the entry's
+// finish_counter, and a dynamic one searches first_workgroup.
+bool ReadsRecordList(const spirv::NodeInfo& info) {
+    switch (info.launch) {
+        case spirv::LaunchKind::kThread:
+        case spirv::LaunchKind::kCoalescing:
+            return true;
+        case spirv::LaunchKind::kBroadcastStatic:
+            return !info.uses_finish_writing;
+        default:
+            return false;
+    }
+}
+
+uint64_t StaticGridWorkgroups(const spirv::NodeInfo& info) {
+    if (info.launch != spirv::LaunchKind::kBroadcastStatic || !info.static_grid) return 0;
+    return uint64_t{(*info.static_grid)[0]} * (*info.static_grid)[1] * (*info.static_grid)[2];
+}
+
 // Heap bytes per record: records keep their own alignment (8-byte members exist) and never share a 4-byte word.
 uint32_t RecordStride(const spirv::RecordLayout& record) {
     if (record.size == 0) return 0;
@@ -225,9 +245,8 @@ void GraphPipeline::BuildDispatchPlan() {
     for (uint32_t n = 0; n < nodes.size(); ++n) {
         dispatch_plan.nodes.push_back({nodes[n].pipeline, lowered_layout, context_offset, nodes[n].info.input_record.size,
                                        static_infos[n].shares_input_with, node_labels ? &(*node_labels)[n] : nullptr,
-                                       !nodes[n].info.outputs.empty(), nodes[n].output_table_base,
-                                       nodes[n].info.launch == spirv::LaunchKind::kThread ||
-                                           nodes[n].info.launch == spirv::LaunchKind::kCoalescing});
+                                       !nodes[n].info.outputs.empty(), nodes[n].output_table_base, ReadsRecordList(nodes[n].info),
+                                       StaticGridWorkgroups(nodes[n].info)});
     }
     dispatch_plan.FormDispatchGroups();
     // What the level pass and the lowered nodes of a dispatch group read in scratch (written at initialization).

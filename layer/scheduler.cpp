@@ -315,13 +315,14 @@ void GraphPlan::FormDispatchGroups() {
     direct_level_consumer.assign(levels.size(), kInvalidNode);
     if (!UsesFusedLevelPass()) return;
     // Direct levels need the fused level pass's bookkeeping (GraphHeader::level_workgroups) on the levels that have one,
-    // and a sole consumer whose directory the record list can be: one thread or coalescing node that shares no input.
+    // and a sole consumer whose directory the record list can be (NodeDispatchPlan::reads_record_list) that shares no
+    // input.
     for (size_t level = 1; level < levels.size() && level < runtime::kMaxLevels; ++level) {
         if (levels[level].size() != 1 || levels[level][0] >= count) continue;
         const uint32_t consumer = levels[level][0];
         const bool shared = std::any_of(nodes.begin(), nodes.end(),
                                         [consumer](const NodeDispatchPlan& node) { return node.shares_input_with == consumer; });
-        if (nodes[consumer].batches_records && nodes[consumer].shares_input_with == kInvalidNode && !shared) {
+        if (nodes[consumer].reads_record_list && nodes[consumer].shares_input_with == kInvalidNode && !shared) {
             direct_level_consumer[level] = consumer;
         }
     }
@@ -443,8 +444,13 @@ RecordResult SchedulerRecorder::RecordDispatch(VkCommandBuffer cmd, const Scratc
     header.dropped_records = staged.dropped;
     std::fill(std::begin(header.direct_level_consumer), std::end(header.direct_level_consumer), kInvalidNode);
     auto is_direct = [&](uint32_t level) {
-        return options.direct_levels && fused && level < plan.direct_level_consumer.size() &&
-               plan.direct_level_consumer[level] != kInvalidNode;
+        if (!options.direct_levels || !fused || level >= plan.direct_level_consumer.size()) return false;
+        const uint32_t consumer = plan.direct_level_consumer[level];
+        if (consumer == kInvalidNode) return false;
+        // The hand-off dispatches a static broadcast consumer with records * grid workgroups; where a full record list
+        // could need more than one dispatch holds (65535 x 65535), the level pass runs it instead (it clamps and reports).
+        constexpr uint64_t kMostWorkgroups = uint64_t{runtime::kDispatchSplitWidth} * runtime::kDispatchSplitWidth;
+        return uint64_t{layout->record_capacity} * plan.nodes[consumer].static_grid_workgroups <= kMostWorkgroups;
     };
     for (uint32_t level = 0; level < plan.levels.size() && level < runtime::kMaxLevels; ++level) {
         if (is_direct(level)) header.direct_level_consumer[level] = plan.direct_level_consumer[level];

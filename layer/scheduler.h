@@ -64,9 +64,11 @@ struct NodeDispatchPlan {
     const std::string* label = nullptr;  // its label with DispatchOptions::debug_labels, e.g. "shade[2]"; outlives recording
     bool has_outputs = true;             // false: the node declares no output, so it never enqueues a record
     uint32_t output_table_base = 0;      // NodePushContext::output_table_base: the node's first output-table entry
-    // A thread or coalescing node: it reads only its records' payload offsets and depths, so a level whose records are
-    // all its own can use the record list as its directory and run as a direct level.
-    bool batches_records = false;
+    // A thread or coalescing node, or a static broadcast node without OpFinishWritingNodePayloadAMDX: it reads only its
+    // records' payload offsets and depths, so a level whose records are all its own can use the record list as its
+    // directory and run as a direct level.
+    bool reads_record_list = false;
+    uint64_t static_grid_workgroups = 0;  // a static broadcast node: workgroups per record (the grid's product); else 0
 };
 
 // Limits of the fused level pass (meta_shaders/level.comp keeps each graph node's directory range in shared memory and

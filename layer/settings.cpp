@@ -52,7 +52,7 @@ constexpr SettingDescriptor kSettingDescriptors[] = {
      "workgroup per this many records. 0: chosen by device type (512 on GPUs, 1048576 on CPU devices).",
      SettingField<&LayerSettings::level_pass_records_per_workgroup>()},
     {"direct_levels", "true",
-     "Run a level whose records all go to one thread or coalescing node without a level pass: the last workgroup of the "
+     "Run a level whose records all go to one thread, coalescing or static broadcast node without a level pass: the last workgroup of the "
      "level before prepares it, so it follows after one barrier. false: every level has a level pass (for comparisons).",
      SettingField<&LayerSettings::direct_levels>()},
 };

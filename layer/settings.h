@@ -62,7 +62,7 @@ struct LayerSettings {
     // Records each workgroup of the fused level pass scatters (GraphHeader::level_pass_records_per_workgroup); 0: by
     // device type (LevelPassRecordsPerWorkgroupFor in layer/scheduler.h).
     uint32_t level_pass_records_per_workgroup = 0;
-    // Run levels whose records all go to one thread or coalescing node without a level pass (GraphPlan's direct levels).
+    // Run levels whose records all go to one thread, coalescing or static broadcast node without a level pass (GraphPlan's direct levels).
     bool direct_levels = true;
 };
 

@@ -365,9 +365,9 @@ TEST_F(GraphLinking, DeviceEntryNamingANonEntryNodeIsDroppedAndReported) {
 }
 
 // ---------------------------------------------------------------------------------------------------------------------
-// Direct levels (docs/design.md, "Direct levels"): a level whose records can only go to one coalescing or thread node runs
-// without a level pass; the last workgroup of the level before prepares it. Each scenario runs with the `direct_levels`
-// setting on and off, in fresh instances: both must give the expected UAV and the same statistics line (records,
+// Direct levels (docs/design.md, "Direct levels"): a level whose records can only go to one thread, coalescing or static
+// broadcast node runs without a level pass; the last workgroup of the level before prepares it. Each scenario runs with
+// the `direct_levels` setting on and off, in fresh instances: both must give the expected UAV and the same statistics line (records,
 // workgroups and dispatches per node, levels run, high-water marks) for every dispatch.
 
 struct DirectLevelsEntry {  // as GraphTest::NamedEntry
@@ -452,6 +452,20 @@ TEST(DirectLevels, ChainOfManyWorkgroupsPerLevel) {
     const std::vector<uint32_t> words(40, 7);
     ExpectSameWithAndWithoutDirectLevels(Chain(names), {{{"N0", 0, 40, words.data(), 4}}, {{"N0", 0, 3, words.data(), 4}}},
                                          {{40, 40, 40, 40}, {3, 3, 3, 3}});
+}
+
+// The same through static broadcast nodes (one workgroup per record, as the benchmark's chain).
+TEST(DirectLevels, ChainOfStaticBroadcastNodes) {
+    std::vector<NodeStage> stages;
+    const std::vector<std::string> names = ChainNames(5);
+    for (uint32_t i = 0; i < names.size(); ++i) {
+        GeneratedNode node = i == 0 ? Sends({}, i) : Inner({}, i);
+        if (i + 1 < names.size()) node.outputs.push_back({names[i + 1], 0});
+        node.static_grid = true;
+        stages.push_back(Stage(names[i].c_str(), 0, node));
+    }
+    const std::vector<uint32_t> words(9, 1);
+    ExpectSameWithAndWithoutDirectLevels(stages, {{{"N0", 0, 9, words.data(), 4}}}, {{9, 9, 9, 9, 9}});
 }
 
 // Level passes and direct levels alternate: Entry -> {A, B} (level 1 has a pass), A, B -> C (level 2 is direct), C -> {E, F}

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
-// Direct levels (docs/design.md, "Direct levels"): when every record of level L + 1 goes to one thread or coalescing
-// node C, the scheduler records no level pass before L + 1. Instead the last workgroup of level L to finish prepares
+// Direct levels (docs/design.md, "Direct levels"): when every record of level L + 1 goes to one thread, coalescing or
+// static broadcast node C, the scheduler records no level pass before L + 1. Instead the last workgroup of level L to finish prepares
 // level L + 1, as the level pass would have (meta_shaders/level.comp): C's indirect arguments and statistics, the
 // header's level, and the cleared half that level L + 1 writes. Level L + 1 then follows level L after one barrier, as in
 // a hand-written chain of indirect dispatches, instead of a barrier, a level-pass dispatch and a second barrier.
@@ -73,10 +73,19 @@ Result<bool> LevelHandOffPass::Run(Module& module) {
                         e.AtomicScratch(Op::OpAtomicIAdd, e.Add(state, e.U32(offsets::kNodeStateRecordCount)), e.U32(0));
                     const std::uint32_t info =
                         e.Add(e.LoadScratchU32(e.U32(offsets::kHeaderNodeTableOffset)), e.Mul(consumer, e.U32(offsets::kNodeStaticInfoSize)));
+                    // A static broadcast node runs its grid per record (the scheduler makes such a level direct only
+                    // where a full record list's workgroups fit one dispatch); a coalescing or thread node runs its
+                    // records in batches of records_per_workgroup, as BatchedWorkgroups in level_common.glsl.
                     const std::uint32_t per_workgroup =
                         e.Max(e.LoadScratchU32(e.Add(info, e.U32(offsets::kNodeStaticRecordsPerWorkgroup))), e.U32(1));
-                    const std::uint32_t workgroups = e.Add(e.Div(records, per_workgroup),
-                                                           e.SelectU32(e.NotEqual(e.Mod(records, per_workgroup), e.U32(0)), e.U32(1), e.U32(0)));
+                    const std::uint32_t batches = e.Add(e.Div(records, per_workgroup),
+                                                        e.SelectU32(e.NotEqual(e.Mod(records, per_workgroup), e.U32(0)), e.U32(1), e.U32(0)));
+                    const std::uint32_t grid = e.Add(info, e.U32(offsets::kNodeStaticStaticGrid));
+                    const std::uint32_t grid_size = e.Mul(e.Mul(e.LoadScratchU32(grid), e.LoadScratchU32(e.Add(grid, e.U32(4)))),
+                                                          e.LoadScratchU32(e.Add(grid, e.U32(8))));
+                    const std::uint32_t is_static_broadcast = e.Equal(e.LoadScratchU32(e.Add(info, e.U32(offsets::kNodeStaticLaunch))),
+                                                                      e.U32(static_cast<std::uint32_t>(LaunchKind::kBroadcastStatic)));
+                    const std::uint32_t workgroups = e.SelectU32(is_static_broadcast, e.Mul(records, grid_size), batches);
                     const std::uint32_t has_work = e.NotEqual(workgroups, e.U32(0));
                     // x ≤ 65535 and y = the rows of kDispatchSplitWidth, as SplitDispatch in level_common.glsl.
                     const std::uint32_t width = e.U32(runtime::kDispatchSplitWidth);

@@ -78,6 +78,8 @@ inline constexpr std::uint32_t kNodeStaticOutputTableBase = offsetof(runtime::No
 inline constexpr std::uint32_t kNodeStaticDispatchGroupSize = offsetof(runtime::NodeStaticInfo, dispatch_group_size);
 inline constexpr std::uint32_t kNodeStaticDispatchGroupFirst = offsetof(runtime::NodeStaticInfo, dispatch_group_first);
 inline constexpr std::uint32_t kNodeStaticRecordsPerWorkgroup = offsetof(runtime::NodeStaticInfo, records_per_workgroup);
+inline constexpr std::uint32_t kNodeStaticLaunch = offsetof(runtime::NodeStaticInfo, launch);
+inline constexpr std::uint32_t kNodeStaticStaticGrid = offsetof(runtime::NodeStaticInfo, static_grid);
 inline constexpr std::uint32_t kHeapAlignment = 16;
 }  // namespace offsets
 
