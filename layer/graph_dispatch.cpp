@@ -184,6 +184,7 @@ void RecordGraphDispatch(DeviceState& device, VkCommandBuffer command_buffer, Vk
     if (!range) return;
 
     EntrySource source;
+    std::shared_ptr<const GraphPlan> entry_plan;  // the plan for the nodes host infos name; null: graph.dispatch_plan
     if (entries.kind == GraphEntries::Kind::kDeviceCountInfo) {
         source = EntrySource::DeviceCountInfo(entries.device_count_info);
     } else {
@@ -197,6 +198,14 @@ void RecordGraphDispatch(DeviceState& device, VkCommandBuffer command_buffer, Vk
         } else {
             if (!CheckHostInfos(device, command_buffer, graph, *count_info, command)) return;
             source = EntrySource::HostInfos(*count_info);
+            // Only what the named nodes reach can run (GraphPipeline::PlanForEntries).
+            std::vector<uint32_t> entry_nodes;
+            for (uint32_t i = 0; i < count_info->count; ++i) {
+                const auto& info = *reinterpret_cast<const VkDispatchGraphInfoAMDX*>(
+                    static_cast<const uint8_t*>(count_info->infos.hostAddress) + i * count_info->stride);
+                if (info.payloadCount != 0) entry_nodes.push_back(info.nodeIndex);
+            }
+            entry_plan = graph.PlanForEntries(std::move(entry_nodes));
         }
     }
 
@@ -244,7 +253,8 @@ void RecordGraphDispatch(DeviceState& device, VkCommandBuffer command_buffer, Vk
     }
     SchedulerRecorder recorder(&device.dispatch, device.meta_pipelines.get(), true, device.level_pass_records_per_workgroup);
     RecordResult recorded = recorder.RecordDispatch(
-        command_buffer, ScratchBinding{range->buffer, range->offset, scratch, scratch_size}, graph.dispatch_plan, source, options);
+        command_buffer, ScratchBinding{range->buffer, range->offset, scratch, scratch_size}, entry_plan ? *entry_plan : graph.dispatch_plan,
+        source, options);
     if (recorded.result != VK_SUCCESS && options.report.address != 0) device.reporter->Cancel(options.report);
     if (labels) device.dispatch.CmdEndDebugUtilsLabelEXT(command_buffer);
     if (recorded.result != VK_SUCCESS) ReportDispatchError(device, command_buffer, std::string(command) + ": " + recorded.error);

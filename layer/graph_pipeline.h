@@ -9,7 +9,10 @@
 #include <vulkan/vulkan.h>
 
 #include <cstdint>
+#include <map>
 #include <memory>
+#include <mutex>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -73,9 +76,25 @@ struct GraphPipeline {
     // What the scheduler records from on every dispatch, made once from the fields above (BuildDispatchPlan), so that
     // recording a dispatch copies nothing of the graph.
     GraphPlan dispatch_plan;
+    // PlanForEntries' cache.
+    struct EntryPlans {
+        std::mutex mutex;
+        std::map<std::vector<uint32_t>, std::shared_ptr<const GraphPlan>> plans;
+    };
+    std::unique_ptr<EntryPlans> entry_plans = std::make_unique<EntryPlans>();
 
     // Fills dispatch_plan; call after the nodes' pipelines, the levels, static infos, scratch plan and labels are final.
     void BuildDispatchPlan();
+
+    // The levels reachable from `entries` (graph nodes with records at level 0) into *levels; returns kInvalidNode, or a
+    // node that could receive records deeper than maxExecutionGraphDepth (then *levels is unchanged).
+    uint32_t LevelsFrom(std::span<const uint32_t> entries, std::vector<std::vector<uint32_t>>* levels) const;
+
+    // The plan of a dispatch whose entries (vkCmdDispatchGraphAMDX's host infos) name exactly `entry_nodes`: the levels
+    // reachable from them, which have fewer nodes than the static ones when the graph has more API entries than the
+    // dispatch uses (DXC makes every node one), so fewer dispatches and more direct levels (docs/design.md, "Direct
+    // levels"). nullptr: use dispatch_plan. Cached per entry set; safe to call from several threads.
+    std::shared_ptr<const GraphPlan> PlanForEntries(std::vector<uint32_t> entry_nodes) const;
 
     // Destroys the lowered pipelines and layout through the next layer.
     void Destroy(DeviceState& device, const VkAllocationCallbacks* allocator);

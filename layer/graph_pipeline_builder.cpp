@@ -8,6 +8,7 @@
 #include <cstdio>
 #include <cstring>
 #include <map>
+#include <mutex>
 #include <optional>
 #include <set>
 #include <sstream>
@@ -234,6 +235,59 @@ VkPipelineCreateFlags2KHR EffectivePipelineFlags(const void* pnext, VkPipelineCr
         return flags2->flags;
     }
     return flags;
+}
+
+uint32_t GraphPipeline::LevelsFrom(std::span<const uint32_t> entries, std::vector<std::vector<uint32_t>>* out) const {
+    // States are (node, recursion depth): a self-enqueue deepens the recursion up to MaxNodeRecursionAMDX, any other edge
+    // starts at 0. The graph is otherwise acyclic (checked at creation).
+    std::vector<std::vector<uint32_t>> levels;
+    std::set<std::pair<uint32_t, uint32_t>> frontier;
+    for (uint32_t n : entries) frontier.insert({n, 0});
+    while (!frontier.empty()) {
+        if (levels.size() == runtime::kMaxLevels) return frontier.begin()->first;
+        std::set<uint32_t> level_nodes;
+        std::set<std::pair<uint32_t, uint32_t>> next;
+        for (auto [n, depth] : frontier) {
+            level_nodes.insert(n);
+            const GraphNode& node = nodes[n];
+            for (size_t o = 0; o < node.info.outputs.size(); ++o) {
+                for (uint32_t i = 0; i < node.output_table_length[o]; ++i) {
+                    const uint32_t target = output_table[node.output_table_index[o] + i];
+                    if (target == runtime::kInvalidNode) continue;
+                    if (target == n) {
+                        if (depth < static_infos[n].max_recursion) next.insert({n, depth + 1});
+                    } else {
+                        next.insert({target, 0});
+                    }
+                }
+            }
+        }
+        // Nodes that share an input run at the level of the node whose records they read.
+        for (uint32_t n = 0; n < nodes.size(); ++n) {
+            if (level_nodes.count(static_infos[n].shares_input_with)) level_nodes.insert(n);
+        }
+        levels.emplace_back(level_nodes.begin(), level_nodes.end());
+        frontier = std::move(next);
+    }
+    *out = std::move(levels);
+    return runtime::kInvalidNode;
+}
+
+std::shared_ptr<const GraphPlan> GraphPipeline::PlanForEntries(std::vector<uint32_t> entry_nodes) const {
+    std::sort(entry_nodes.begin(), entry_nodes.end());
+    entry_nodes.erase(std::unique(entry_nodes.begin(), entry_nodes.end()), entry_nodes.end());
+    if (entry_nodes.empty() || (!levels.empty() && entry_nodes == levels.front())) return nullptr;
+    std::lock_guard<std::mutex> lock(entry_plans->mutex);
+    if (auto found = entry_plans->plans.find(entry_nodes); found != entry_plans->plans.end()) return found->second;
+    auto plan = std::make_shared<GraphPlan>(dispatch_plan);
+    // Every entry is a node of the static level 0, so its levels are a subset of the static ones: never deeper.
+    if (LevelsFrom(entry_nodes, &plan->levels) != runtime::kInvalidNode) return nullptr;
+    plan->FormDispatchGroups();
+    // Applications dispatch a few entry sets, mostly the same ones every frame; a runaway variety just starts over.
+    constexpr size_t kMaxCachedEntryPlans = 64;
+    if (entry_plans->plans.size() >= kMaxCachedEntryPlans) entry_plans->plans.clear();
+    entry_plans->plans.emplace(std::move(entry_nodes), plan);
+    return plan;
 }
 
 void GraphPipeline::BuildDispatchPlan() {
@@ -494,45 +548,18 @@ GraphBuildResult BuildExecutionGraphPipeline(DeviceState& device, VkPipelineCach
                                              "itself with MaxNodeRecursionAMDX (facts §14)");
     }
 
-    // 5. Levels: which nodes can have records at each depth. States are (node, recursion depth); a self-enqueue deepens
-    // the recursion up to MaxNodeRecursionAMDX, any other edge starts at 0. The graph is otherwise acyclic.
-    std::set<std::pair<uint32_t, uint32_t>> frontier;
+    // 5. Levels: which nodes can have records at each depth, starting from every node the API may dispatch.
+    std::vector<uint32_t> api_entries;
     for (uint32_t n = 0; n < graph->nodes.size(); ++n) {
-        if (graph->static_infos[n].is_api_entry && graph->static_infos[n].shares_input_with == runtime::kInvalidNode) frontier.insert({n, 0});
+        if (graph->static_infos[n].is_api_entry && graph->static_infos[n].shares_input_with == runtime::kInvalidNode) api_entries.push_back(n);
     }
-    using runtime::kMaxLevels;  // maxExecutionGraphDepth as advertised (emulation_support.h)
-    while (!frontier.empty()) {
-        if (graph->levels.size() == kMaxLevels) {
-            // Cycles were rejected above, so this is a chain (or a recursion) longer than the limit (facts §13: the node the
-            // API dispatches is depth 1, and every step, recursive or not, adds one).
-            const GraphNode& deepest = graph->nodes[frontier.begin()->first];
-            return Failure(VK_ERROR_UNKNOWN, "node " + NodeLabel(deepest.name, deepest.shader_index) +
-                                                 " can receive records at depth " + std::to_string(kMaxLevels + 1) +
-                                                 ", deeper than maxExecutionGraphDepth (" + std::to_string(kMaxLevels) + ")");
-        }
-        std::set<uint32_t> level_nodes;
-        std::set<std::pair<uint32_t, uint32_t>> next;
-        for (auto [n, depth] : frontier) {
-            level_nodes.insert(n);
-            const GraphNode& node = graph->nodes[n];
-            for (size_t o = 0; o < node.info.outputs.size(); ++o) {
-                for (uint32_t i = 0; i < node.output_table_length[o]; ++i) {
-                    const uint32_t target = graph->output_table[node.output_table_index[o] + i];
-                    if (target == runtime::kInvalidNode) continue;
-                    if (target == n) {
-                        if (depth < graph->static_infos[n].max_recursion) next.insert({n, depth + 1});
-                    } else {
-                        next.insert({target, 0});
-                    }
-                }
-            }
-        }
-        // Nodes that share an input run at the level of the node whose records they read.
-        for (uint32_t n = 0; n < graph->nodes.size(); ++n) {
-            if (level_nodes.count(graph->static_infos[n].shares_input_with)) level_nodes.insert(n);
-        }
-        graph->levels.emplace_back(level_nodes.begin(), level_nodes.end());
-        frontier = std::move(next);
+    if (const uint32_t deepest_node = graph->LevelsFrom(api_entries, &graph->levels); deepest_node != runtime::kInvalidNode) {
+        // Cycles were rejected above, so this is a chain (or a recursion) longer than the limit (facts §13: the node the
+        // API dispatches is depth 1, and every step, recursive or not, adds one).
+        const GraphNode& deepest = graph->nodes[deepest_node];
+        return Failure(VK_ERROR_UNKNOWN, "node " + NodeLabel(deepest.name, deepest.shader_index) + " can receive records at depth " +
+                                             std::to_string(runtime::kMaxLevels + 1) + ", deeper than maxExecutionGraphDepth (" +
+                                             std::to_string(runtime::kMaxLevels) + ")");
     }
 
     // 6. The lowered layout: the application's set layouts, and its push constants followed by the node context.

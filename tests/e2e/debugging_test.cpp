@@ -186,10 +186,10 @@ TEST_F(DebugLabels, NameTheDispatchEveryLevelAndEveryNodeDispatch) {
     const LabelledCapture labels = ReadLabels(events);
     const std::string dispatch_label = "vkCmdDispatchGraphAMDX \"hello-graph\" (graph 1)";
     EXPECT_EQ(labels.problems, "") << Joined(events);
+    // The dispatch names firstNode only, so each level dispatches the one node its records can reach (every node of the
+    // hello graph is an API entry, but GraphPipeline::PlanForEntries follows the entries a dispatch has).
     const std::vector<std::vector<std::string>> expected_nodes = {
-        {dispatch_label, "level 0", "firstNode[0]"}, {dispatch_label, "level 0", "secondNode[0]"},
-        {dispatch_label, "level 0", "thirdNode[0]"}, {dispatch_label, "level 1", "secondNode[0]"},
-        {dispatch_label, "level 1", "thirdNode[0]"}, {dispatch_label, "level 2", "thirdNode[0]"}};
+        {dispatch_label, "level 0", "firstNode[0]"}, {dispatch_label, "level 1", "secondNode[0]"}, {dispatch_label, "level 2", "thirdNode[0]"}};
     EXPECT_EQ(labels.indirect_dispatches, expected_nodes) << Joined(events);
     // Meta passes run inside the dispatch's region, and inside a level's region where they belong to one.
     ASSERT_FALSE(labels.dispatches.empty()) << Joined(events);
@@ -204,9 +204,9 @@ TEST_F(DebugLabels, NameTheDispatchEveryLevelAndEveryNodeDispatch) {
 
 // The level structure (docs/design.md, "One graph dispatch"): each level is one meta dispatch (the fused level pass)
 // between two barriers, then its node dispatches, except a direct level ("Direct levels"), which the level before
-// prepares: one barrier, no meta dispatch. The hello graph's level 2 is direct (its records can only go to thirdNode, a
-// coalescing node); with the `direct_levels` setting off it has a level pass like the others. A regression to more
-// barriers or passes per level fails here.
+// prepares: one barrier, no meta dispatch. Dispatched from firstNode, the hello graph's levels 1 and 2 are direct (their
+// records can only go to secondNode and thirdNode, coalescing nodes); with the `direct_levels` setting off they have a
+// level pass like level 0. A regression to more barriers or passes per level fails here.
 void ExpectLevelStructure(GraphTestContext& context, CaptureReader& capture, bool direct_levels) {
     const std::vector<std::string> events = RunHelloGraph(context, capture, "levels");
     const LabelledCapture labels = ReadLabels(events);
@@ -215,8 +215,8 @@ void ExpectLevelStructure(GraphTestContext& context, CaptureReader& capture, boo
             return std::find(stack.begin(), stack.end(), region) != stack.end();
         });
     };
-    const size_t indirect_per_level[] = {3, 2, 1};
-    const bool direct[] = {false, false, direct_levels};
+    const size_t indirect_per_level[] = {1, 1, 1};
+    const bool direct[] = {false, direct_levels, direct_levels};
     for (uint32_t level = 0; level < 3; ++level) {
         const std::string region = "level " + std::to_string(level);
         EXPECT_EQ(count_in(labels.barriers, region), direct[level] ? 1 : 2) << region << "\n" << Joined(events);
@@ -225,7 +225,7 @@ void ExpectLevelStructure(GraphTestContext& context, CaptureReader& capture, boo
     }
     // Outside the levels only the entry pass and the finish pass, which writes the dispatch's report (the last level's
     // node, thirdNode, has no output, so it has no leftover check to make).
-    EXPECT_EQ(labels.dispatches.size(), (direct_levels ? 2u : 3u) + 2u) << Joined(events);
+    EXPECT_EQ(labels.dispatches.size(), (direct_levels ? 1u : 3u) + 2u) << Joined(events);
     EXPECT_EQ(context.log().Problems(), "");
 }
 
@@ -247,8 +247,8 @@ TEST_F(DebugLabels, WithoutDirectLevelsEveryLevelHasALevelPass) {
 }
 
 // The fixed cost of a dispatch (layer/scheduler.h lists every barrier): a barrier pair around the begin transfers, two
-// barriers per level (one for the direct level 2), and at the end one barrier, the finish pass (which writes the
-// report: no transfers, no read-back barriers) and one barrier: 2 + (2 + 2 + 1) + 2 for the hello graph's three levels.
+// barriers per level (one for the direct levels 1 and 2), and at the end one barrier, the finish pass (which writes the
+// report: no transfers, no read-back barriers) and one barrier: 2 + (2 + 1 + 1) + 2 for the hello graph's three levels.
 TEST_F(DebugLabels, EachDispatchEndsWithOneFinishPassBetweenTwoBarriers) {
     GraphTestContext context(WithCapture());
     ASSERT_TRUE(context.ok());
@@ -270,20 +270,21 @@ TEST_F(DebugLabels, EachDispatchEndsWithOneFinishPassBetweenTwoBarriers) {
             commands.push_back(event);
         }
     }
-    EXPECT_EQ(std::count(commands.begin(), commands.end(), "barrier"), 2 + (2 + 2 + 1) + 2) << Joined(events);
+    EXPECT_EQ(std::count(commands.begin(), commands.end(), "barrier"), 2 + (2 + 1 + 1) + 2) << Joined(events);
     ASSERT_GE(commands.size(), 3u) << Joined(events);
     const std::vector<std::string> end(commands.end() - 3, commands.end());
     EXPECT_EQ(end, (std::vector<std::string>{"barrier", "dispatch", "barrier"})) << Joined(events);
-    // The entry pass, the level passes of levels 0 and 1 and the finish pass; the six node dispatches are indirect.
-    EXPECT_EQ(std::count(commands.begin(), commands.end(), "dispatch"), 1 + 2 + 1) << Joined(events);
-    EXPECT_EQ(std::count(commands.begin(), commands.end(), "dispatch_indirect"), 6) << Joined(events);
+    // The entry pass, level 0's level pass and the finish pass; the three node dispatches are indirect.
+    EXPECT_EQ(std::count(commands.begin(), commands.end(), "dispatch"), 1 + 1 + 1) << Joined(events);
+    EXPECT_EQ(std::count(commands.begin(), commands.end(), "dispatch_indirect"), 3) << Joined(events);
     EXPECT_EQ(context.log().Problems(), "");
 }
 
 // Nodes lowered from one module share a pipeline, and consecutive ones form a dispatch group that a level binds once and
-// dispatches once (docs/design.md, "Dispatch groups"): level 0 dispatches the four Entry[i] and the four B[i] sinks
-// (every node is an API entry) as two groups, level 1 the four sinks as one (the hello graph's distinct nodes still get
-// one dispatch each). The sinks' ShaderIndexAMDX and records still come out right, so each workgroup found its member.
+// dispatches once (docs/design.md, "Dispatch groups"): level 0 dispatches the four Entry[i] as one group (the B[i] sinks
+// are API entries too, but this dispatch names none of them, so level 0 leaves them out), level 1 the four sinks as one
+// (the hello graph's distinct nodes still get one dispatch each). The sinks' ShaderIndexAMDX and records still come out
+// right, so each workgroup found its member.
 TEST_F(DebugLabels, NodesSharingAPipelineAreBoundAndDispatchedOncePerLevel) {
     GraphTestContext context(WithCapture());
     ASSERT_TRUE(context.ok());
@@ -348,23 +349,21 @@ TEST_F(DebugLabels, NodesSharingAPipelineAreBoundAndDispatchedOncePerLevel) {
             group_labels[level].push_back(stack[2]);
         }
     }
-    EXPECT_EQ(node_dispatches[0], 2u) << Joined(events);
+    EXPECT_EQ(node_dispatches[0], 1u) << Joined(events);
     EXPECT_EQ(node_dispatches[1], 1u) << Joined(events);
-    EXPECT_EQ(group_labels[0], (std::vector<std::string>{"Entry[0] .. Entry[3] (4 nodes)", "B[0] .. B[3] (4 nodes)"}));
+    EXPECT_EQ(group_labels[0], (std::vector<std::string>{"Entry[0] .. Entry[3] (4 nodes)"}));
     EXPECT_EQ(group_labels[1], (std::vector<std::string>{"B[0] .. B[3] (4 nodes)"}));
-    ASSERT_EQ(node_pipelines[0].size(), 2u) << Joined(events);  // Entry's, then B's
-    ASSERT_EQ(node_pipelines[1].size(), 1u) << Joined(events);
-    EXPECT_NE(node_pipelines[0][0], node_pipelines[0][1]);
-    EXPECT_EQ(node_pipelines[1][0], node_pipelines[0][1]);
+    ASSERT_EQ(node_pipelines[0].size(), 1u) << Joined(events);  // Entry's
+    ASSERT_EQ(node_pipelines[1].size(), 1u) << Joined(events);  // B's
+    EXPECT_NE(node_pipelines[0][0], node_pipelines[1][0]);
     context.Destroy(scratch);
     context.Destroy(uav);
 
-    // Distinct nodes keep one bind each: the hello graph's levels dispatch 3, 2 and 1 different nodes, except that the
-    // direct level 2 (no level pass before it) keeps thirdNode's pipeline bound from the end of level 1.
+    // Distinct nodes keep one bind each: the hello graph's three levels dispatch firstNode, secondNode and thirdNode.
     const LabelledCapture hello = ReadLabels(RunHelloGraph(context, capture, "hello"));
     const size_t node_binds = std::count_if(hello.binds.begin(), hello.binds.end(),
                                             [](const std::vector<std::string>& stack) { return stack.size() == 3; });
-    EXPECT_EQ(node_binds, 5u);
+    EXPECT_EQ(node_binds, 3u);
     EXPECT_EQ(context.log().Problems(), "");
 }
 
@@ -388,7 +387,7 @@ TEST_F(DebugLabels, NoneWhenTheSettingIsOff) {
     ASSERT_TRUE(capture.ok()) << dlerror();
     const LabelledCapture labels = ReadLabels(RunHelloGraph(context, capture, "hello-graph"));
     EXPECT_TRUE(labels.regions.empty()) << Joined(labels.regions);
-    EXPECT_EQ(labels.indirect_dispatches.size(), 6u);
+    EXPECT_EQ(labels.indirect_dispatches.size(), 3u);
     EXPECT_EQ(context.log().Problems(), "");
 }
 
@@ -401,7 +400,7 @@ TEST_F(DebugLabels, NoneWhenTheInstanceLacksDebugUtils) {
     ASSERT_TRUE(capture.ok()) << dlerror();
     const LabelledCapture labels = ReadLabels(RunHelloGraph(context, capture, nullptr));
     EXPECT_TRUE(labels.regions.empty()) << Joined(labels.regions);
-    EXPECT_EQ(labels.indirect_dispatches.size(), 6u);
+    EXPECT_EQ(labels.indirect_dispatches.size(), 3u);
 }
 
 std::vector<uint32_t> ReadWords(const std::filesystem::path& path) {

@@ -468,6 +468,21 @@ TEST(DirectLevels, ChainOfStaticBroadcastNodes) {
     ExpectSameWithAndWithoutDirectLevels(stages, {{{"N0", 0, 9, words.data(), 4}}}, {{9, 9, 9, 9, 9}});
 }
 
+// Every node is an API entry (as DXC makes them), so the static levels hold every node at every depth it can reach; a
+// dispatch runs the levels its own entries reach (GraphPipeline::PlanForEntries, cached per entry set), which here are
+// chains of single nodes, hence direct. Different entry sets in a row, and one again, in one scratch.
+TEST(DirectLevels, EachDispatchFollowsTheLevelsOfItsEntries) {
+    const std::vector<NodeStage> stages = {Stage("X", 0, Sends({{"Y", 0}}, 0)), Stage("Y", 0, Sends({{"Z", 0}}, 1)),
+                                           Stage("Z", 0, Sends({}, 2))};
+    const std::vector<uint32_t> words(4, 1);
+    ExpectSameWithAndWithoutDirectLevels(stages,
+                                         {{{"X", 0, 3, words.data(), 4}},
+                                          {{"Y", 0, 2, words.data(), 4}},
+                                          {{"X", 0, 1, words.data(), 4}, {"Z", 0, 4, words.data(), 4}},
+                                          {{"X", 0, 3, words.data(), 4}}},
+                                         {{3, 3, 3}, {0, 2, 2}, {1, 1, 5}, {3, 3, 3}});
+}
+
 // Level passes and direct levels alternate: Entry -> {A, B} (level 1 has a pass), A, B -> C (level 2 is direct), C -> {E, F}
 // (level 3 has a pass again, and reads the half the direct level's hand-off cleared and filled).
 TEST(DirectLevels, BetweenLevelsWithLevelPasses) {
