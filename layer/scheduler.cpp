@@ -344,10 +344,21 @@ void GraphPlan::FormDispatchGroups() {
     }
     level_dispatches.resize(levels.size());
     for (size_t level = 0; level < levels.size(); ++level) {
+        // A level that can have records for one member of a group only dispatches that member on its own: its arguments
+        // are its own (the level pass writes every node's, and a group's total is then that member's), and its
+        // workgroups need no search for their member.
+        std::vector<uint32_t> members_at_level(count, 0);
+        for (uint32_t node : levels[level]) {
+            if (node < count) ++members_at_level[dispatch_group_first[node]];
+        }
         std::vector<bool> listed(count, false);
         for (uint32_t node : levels[level]) {
             if (node >= count) continue;  // RecordDispatch reports it
             const uint32_t first = dispatch_group_first[node], size = dispatch_group_size[node];
+            if (members_at_level[first] == 1) {
+                level_dispatches[level].push_back(LevelDispatch{node, 1, {}});
+                continue;
+            }
             if (listed[first]) continue;
             listed[first] = true;
             LevelDispatch dispatch{first, size, {}};

@@ -28,9 +28,9 @@
 namespace execgraph::spirv {
 namespace {
 
-// What the level hand-off (LevelHandOffPass) adds to every lowered node: two workgroup barriers and two loops.
+// What the level hand-off (LevelHandOffPass) adds to every lowered node: two workgroup barriers and a loop.
 constexpr std::size_t kLevelHandOffBarriers = 2;
-constexpr std::size_t kLevelHandOffLoops = 2;
+constexpr std::size_t kLevelHandOffLoops = 1;
 
 Module Assemble(const std::string& text, const std::string& what) { return spirv::test::AssembleModule(text, what); }
 
@@ -275,8 +275,8 @@ TEST(LoweringFeatures, NewPushConstantBlockHoldsTheContextAtItsOffset) {
 
 TEST(LoweringFeatures, DynamicGridBinarySearchesTheDirectory) {
     const Lowered lowered = LowerCorpus("broadcast_dynamic_grid_u16x2.spvasm");
-    // The directory search, the prologue's search for the member of a dispatch group, and the level hand-off's two
-    // loops (over the consumer's dispatch group, and over the node states it clears).
+    // The directory search, the prologue's search for the member of a dispatch group, and the level hand-off's loop
+    // over the node states it clears.
     EXPECT_EQ(CountOf(lowered.text, "OpLoopMerge"), 2u + kLevelHandOffLoops) << lowered.text;
     EXPECT_TRUE(Contains(lowered.text, "OpCapability StorageBuffer16BitAccess"));
 }

@@ -95,25 +95,12 @@ Result<bool> LevelHandOffPass::Run(Module& module) {
                     e.StoreScratchU32(e.Add(state, e.U32(offsets::kNodeStateDirectoryBase)),
                                       e.Sub(e.U32(0), e.LoadScratchU32(e.U32(offsets::kHeaderRecordCapacity))));
                     e.StoreScratchU32(e.Add(state, e.U32(offsets::kNodeStateWorkgroupCount)), workgroups);
-                    // A member of a dispatch group is dispatched through its group's first node; the members after C
-                    // start after C's workgroups (the prologue's search needs ascending first workgroups; C and those
-                    // before it start at 0, as the cleared half has them).
-                    const std::uint32_t group_first = e.LoadScratchU32(e.Add(info, e.U32(offsets::kNodeStaticDispatchGroupFirst)));
-                    const std::uint32_t group_size = e.Max(e.LoadScratchU32(e.Add(info, e.U32(offsets::kNodeStaticDispatchGroupSize))), e.U32(1));
-                    const std::uint32_t grouped = e.Less(e.U32(1), group_size);
-                    const std::uint32_t dispatched_state = node_state(output_half, e.SelectU32(grouped, group_first, consumer));
-                    const std::uint32_t args = e.Add(dispatched_state, e.U32(offsets::kNodeStateDispatch));
+                    // C's arguments. C is the only node of its level, so the scheduler dispatches it alone even where
+                    // it belongs to a dispatch group (GraphPlan::FormDispatchGroups).
+                    const std::uint32_t args = e.Add(state, e.U32(offsets::kNodeStateDispatch));
                     e.StoreScratchU32(args, x);
                     e.StoreScratchU32(e.Add(args, e.U32(4)), y);
                     e.StoreScratchU32(e.Add(args, e.U32(8)), z);
-                    b.If(grouped, [&]() {
-                        b.For(group_size, [&](std::uint32_t i) {
-                            const std::uint32_t member = e.Add(group_first, i);
-                            b.If(e.Less(consumer, member), [&]() {
-                                e.StoreScratchU32(e.Add(node_state(output_half, member), e.U32(offsets::kNodeStateGroupFirstWorkgroup)), workgroups);
-                            });
-                        });
-                    });
                     // Statistics, as the level pass keeps them (NodeStats; the consumer's fields are this workgroup's alone).
                     const std::uint32_t stats =
                         e.Add(e.LoadScratchU32(e.U32(offsets::kHeaderNodeStatsOffset)), e.Mul(consumer, e.U32(offsets::kNodeStatsSize)));

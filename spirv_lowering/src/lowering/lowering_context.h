@@ -76,7 +76,6 @@ inline constexpr std::uint32_t kNodeStaticSharesInputWith = 40;
 inline constexpr std::uint32_t kNodeStaticShaderIndex = 48;
 inline constexpr std::uint32_t kNodeStaticOutputTableBase = offsetof(runtime::NodeStaticInfo, output_table_base);
 inline constexpr std::uint32_t kNodeStaticDispatchGroupSize = offsetof(runtime::NodeStaticInfo, dispatch_group_size);
-inline constexpr std::uint32_t kNodeStaticDispatchGroupFirst = offsetof(runtime::NodeStaticInfo, dispatch_group_first);
 inline constexpr std::uint32_t kNodeStaticRecordsPerWorkgroup = offsetof(runtime::NodeStaticInfo, records_per_workgroup);
 inline constexpr std::uint32_t kNodeStaticLaunch = offsetof(runtime::NodeStaticInfo, launch);
 inline constexpr std::uint32_t kNodeStaticStaticGrid = offsetof(runtime::NodeStaticInfo, static_grid);
