@@ -398,13 +398,12 @@ TEST(LoweringPasses, RuntimeContextAddsAddressingPushConstantsAndPrivateContext)
     EXPECT_EQ(OffsetOf(m, block, 0), std::optional<std::uint32_t>(pipeline.options().context_offset));
     EXPECT_EQ(OffsetOf(m, block, 1), std::optional<std::uint32_t>(pipeline.options().context_offset + 8));
     EXPECT_EQ(OffsetOf(m, block, 2), std::optional<std::uint32_t>(pipeline.options().context_offset + 12));
-    // Fourteen Private context variables (scratch address, node index, output-table base, eight uint32 offsets/counts and
-    // the three header words of the level hand-off) and the input-address helper.
-    EXPECT_EQ(GlobalVariables(m, StorageClass::Private), private_before + 14);
+    // Eleven Private context variables (scratch address, node index, output-table base + eight uint32 offsets/counts)
+    // and the input-address helper.
+    EXPECT_EQ(GlobalVariables(m, StorageClass::Private), private_before + 11);
     for (std::uint32_t var : {ctx.var_scratch, ctx.var_node_index, ctx.var_output_table_base, ctx.var_input_half,
                               ctx.var_output_half, ctx.var_records_offset, ctx.var_directory_offset, ctx.var_heap_offset,
-                              ctx.var_directory_first, ctx.var_input_count, ctx.var_recursion_depth, ctx.var_input_index,
-                              ctx.var_next_consumer, ctx.var_level_workgroups}) {
+                              ctx.var_directory_first, ctx.var_input_count, ctx.var_recursion_depth}) {
         ASSERT_NE(var, 0u);
         EXPECT_EQ(StorageOfPointer(m, m.FindDef(var)->type_id()), StorageClass::Private);
     }

@@ -148,25 +148,12 @@ Result<bool> LaunchPass::Run(Module& module) {
     const std::uint32_t context_pointer =
         e.Emit(Op::OpAccessChain, ctx_.push_constant_u64_pointer, {ctx_.push_constant_var, e.U32(ctx_.push_constant_member)});
     e.Store(ctx_.var_scratch, e.Load(ctx_.u64, context_pointer));
-    // Header words, all loaded at once: each dependent load is a round trip to memory, which a chain of single-record
-    // levels pays at every level. Both half offsets are loaded and one selected, rather than indexed by input_half.
     const std::uint32_t node_count = e.LoadScratchU32(e.U32(offsets::kHeaderNodeCount));
     const std::uint32_t input_half_index = e.LoadScratchU32(e.U32(offsets::kHeaderInputHalf));
     const std::uint32_t record_capacity = e.LoadScratchU32(e.U32(offsets::kHeaderRecordCapacity));
-    const std::uint32_t level = e.LoadScratchU32(e.U32(offsets::kHeaderLevel));
-    const std::uint32_t half_offset_0 = e.LoadScratchU32(e.U32(offsets::kHeaderHalfOffset));
-    const std::uint32_t half_offset_1 = e.LoadScratchU32(e.U32(offsets::kHeaderHalfOffset + 4));
-    const std::uint32_t input_is_0 = e.Equal(input_half_index, e.U32(0));
-    const std::uint32_t input_half = e.SelectU32(input_is_0, half_offset_0, half_offset_1);
-    const std::uint32_t output_half = e.SelectU32(input_is_0, half_offset_1, half_offset_0);
-    const std::uint32_t next_level = e.Add(level, e.U32(1));
-    const std::uint32_t listed_consumer = e.LoadScratchU32(
-        e.Add(e.U32(offsets::kHeaderDirectLevelConsumer), e.Mul(e.Min(next_level, e.U32(runtime::kMaxLevels - 1)), e.U32(4))));
-    e.Store(ctx_.var_next_consumer,
-            e.SelectU32(e.Less(next_level, e.U32(runtime::kMaxLevels)), listed_consumer, e.U32(runtime::kInvalidNode)));
-    e.Store(ctx_.var_level_workgroups,
-            e.LoadScratchU32(e.Add(e.U32(offsets::kHeaderLevelWorkgroups), e.Mul(input_half_index, e.U32(4)))));
-    e.Store(ctx_.var_input_index, input_half_index);
+    const std::uint32_t input_half = e.LoadScratchU32(e.Add(e.U32(offsets::kHeaderHalfOffset), e.Mul(input_half_index, e.U32(4))));
+    const std::uint32_t output_half =
+        e.LoadScratchU32(e.Add(e.U32(offsets::kHeaderHalfOffset), e.Mul(e.Sub(e.U32(1), input_half_index), e.U32(4))));
     // Arrays inside a half: NodeState[node_count] at +16, records, directory, then the 16-byte aligned heap.
     const std::uint32_t records_offset = e.Add(e.U32(offsets::kHalfNodes), e.Mul(node_count, e.U32(offsets::kNodeStateSize)));
     const std::uint32_t directory_offset = e.Add(records_offset, e.Mul(record_capacity, e.U32(offsets::kRecordEntrySize)));

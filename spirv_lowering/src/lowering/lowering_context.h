@@ -122,11 +122,6 @@ struct LoweringContext {
     std::uint32_t var_directory_first = 0;    // absolute directory index of this invocation's record 0
     std::uint32_t var_input_count = 0;        // records this workgroup (coalescing) / invocation consumes
     std::uint32_t var_recursion_depth = 0;    // recursion depth of record 0
-    // For the level hand-off (LevelHandOffPass), read by the prologue with the other header words so that the end of
-    // the node waits for no further round trip to find them.
-    std::uint32_t var_input_index = 0;          // GraphHeader::input_half (0 or 1)
-    std::uint32_t var_next_consumer = 0;        // GraphHeader::direct_level_consumer[level + 1], kInvalidNode past the table
-    std::uint32_t var_level_workgroups = 0;     // GraphHeader::level_workgroups[input_half]
 
     // Real (unremapped) built-in Input variables the runtime code reads.
     std::uint32_t builtin_workgroup_id = 0;
