@@ -37,10 +37,10 @@ Result<bool> LevelHandOffPass::Run(Module& module) {
         e.Emit(Op::OpFunctionCall, ctx_.void_type, {lowered_entry});
         // The prologue stored the scratch address before any of its returns, so every invocation has it here.
         const std::uint32_t level = e.LoadScratchU32(e.U32(offsets::kHeaderLevel));
+        const std::uint32_t input_index = e.LoadScratchU32(e.U32(offsets::kHeaderInputHalf));
         const std::uint32_t next_level = e.Add(level, e.U32(1));
-        const std::uint32_t table_index = e.Min(next_level, e.U32(runtime::kMaxLevels - 1));
-        const std::uint32_t listed =
-            e.LoadScratchU32(e.Add(e.U32(offsets::kHeaderDirectLevelConsumer), e.Mul(table_index, e.U32(4))));
+        const std::uint32_t listed = e.LoadScratchU32(
+            e.Add(e.U32(offsets::kHeaderDirectLevelConsumer), e.Mul(e.Min(next_level, e.U32(runtime::kMaxLevels - 1)), e.U32(4))));
         const std::uint32_t consumer = e.SelectU32(e.Less(next_level, e.U32(runtime::kMaxLevels)), listed, e.U32(runtime::kInvalidNode));
         // Header values: the condition is uniform across the workgroup, so the barriers inside are too.
         b.If(e.NotEqual(consumer, e.U32(runtime::kInvalidNode)), [&]() {
@@ -48,10 +48,8 @@ Result<bool> LevelHandOffPass::Run(Module& module) {
             e.WorkgroupBarrier();
             const std::uint32_t local_index = e.Load(ctx_.u32, ctx_.builtin_local_invocation_index);
             const std::uint32_t leader = e.Equal(local_index, e.U32(0));
-            const std::uint32_t input_index = e.LoadScratchU32(e.U32(offsets::kHeaderInputHalf));
-            const std::uint32_t output_index = e.Sub(e.U32(1), input_index);
-            const std::uint32_t input_half = e.LoadScratchU32(e.Add(e.U32(offsets::kHeaderHalfOffset), e.Mul(input_index, e.U32(4))));
-            const std::uint32_t output_half = e.LoadScratchU32(e.Add(e.U32(offsets::kHeaderHalfOffset), e.Mul(output_index, e.U32(4))));
+            const std::uint32_t input_half = e.LoadU32Var(ctx_.var_input_half);
+            const std::uint32_t output_half = e.LoadU32Var(ctx_.var_output_half);
             b.If(leader, [&]() {
                 const std::uint32_t done = e.AtomicScratch(Op::OpAtomicIAdd, e.Add(input_half, e.U32(offsets::kHalfLevelPassDone)), e.U32(1));
                 const std::uint32_t launched =
@@ -59,71 +57,80 @@ Result<bool> LevelHandOffPass::Run(Module& module) {
                 e.Store(is_last_workgroup, e.SelectU32(e.Equal(done, e.Sub(launched, e.U32(1))), e.U32(1), e.U32(0)));
             });
             e.WorkgroupBarrier();
+            // No second fence: what other workgroups of the level wrote, the last one reads with atomics (the counters),
+            // and what it reads with plain loads (the node table, statistics) nobody writes during a level.
             b.If(e.NotEqual(e.Load(ctx_.u32, is_last_workgroup), e.U32(0)), [&]() {
-                e.DeviceMemoryBarrier();
                 auto node_state = [&](std::uint32_t half, std::uint32_t node) {
                     return e.Add(half, e.Add(e.U32(offsets::kHalfNodes), e.Mul(node, e.U32(offsets::kNodeStateSize))));
                 };
                 b.If(leader, [&]() {
-                    // Level L + 1's arguments: C's records are all of the level's, and its directory is the record list
-                    // (entry i is record i; the list lies record_capacity entries before the directory, as level.comp's
-                    // SoleConsumer). Producers deliver at most record_capacity records, so all are kept.
+                    // Every load and atomic read first, independent of each other, so that they overlap: a chain of
+                    // single-record levels waits for this workgroup at every level.
                     const std::uint32_t state = node_state(output_half, consumer);
-                    const std::uint32_t records =
-                        e.AtomicScratch(Op::OpAtomicIAdd, e.Add(state, e.U32(offsets::kNodeStateRecordCount)), e.U32(0));
                     const std::uint32_t info =
                         e.Add(e.LoadScratchU32(e.U32(offsets::kHeaderNodeTableOffset)), e.Mul(consumer, e.U32(offsets::kNodeStaticInfoSize)));
-                    // A static broadcast node runs its grid per record (the scheduler makes such a level direct only
-                    // where a full record list's workgroups fit one dispatch); a coalescing or thread node runs its
-                    // records in batches of records_per_workgroup, as BatchedWorkgroups in level_common.glsl.
-                    const std::uint32_t per_workgroup =
-                        e.Max(e.LoadScratchU32(e.Add(info, e.U32(offsets::kNodeStaticRecordsPerWorkgroup))), e.U32(1));
+                    const std::uint32_t stats =
+                        e.Add(e.LoadScratchU32(e.U32(offsets::kHeaderNodeStatsOffset)), e.Mul(consumer, e.U32(offsets::kNodeStatsSize)));
+                    const std::uint32_t records =
+                        e.AtomicScratch(Op::OpAtomicIAdd, e.Add(state, e.U32(offsets::kNodeStateRecordCount)), e.U32(0));
+                    const std::uint32_t heap_top =
+                        e.AtomicScratch(Op::OpAtomicIAdd, e.Add(output_half, e.U32(offsets::kHalfHeapTop)), e.U32(0));
+                    const std::uint32_t record_top =
+                        e.AtomicScratch(Op::OpAtomicIAdd, e.Add(output_half, e.U32(offsets::kHalfRecordCount)), e.U32(0));
+                    const std::uint32_t per_workgroup_stored = e.LoadScratchU32(e.Add(info, e.U32(offsets::kNodeStaticRecordsPerWorkgroup)));
+                    const std::uint32_t grid = e.Add(info, e.U32(offsets::kNodeStaticStaticGrid));
+                    const std::uint32_t grid_x = e.LoadScratchU32(grid);
+                    const std::uint32_t grid_y = e.LoadScratchU32(e.Add(grid, e.U32(4)));
+                    const std::uint32_t grid_z = e.LoadScratchU32(e.Add(grid, e.U32(8)));
+                    const std::uint32_t launch = e.LoadScratchU32(e.Add(info, e.U32(offsets::kNodeStaticLaunch)));
+                    const std::uint32_t capacity = e.LoadScratchU32(e.U32(offsets::kHeaderRecordCapacity));
+                    const std::uint32_t stats_records = e.Add(stats, e.U32(offsets::kNodeStatsRecords));
+                    const std::uint32_t stats_dispatches = e.Add(stats, e.U32(offsets::kNodeStatsDispatches));
+                    const std::uint32_t stats_workgroups = e.Add(stats, e.U32(offsets::kNodeStatsWorkgroups));
+                    const std::uint32_t records_before = e.LoadScratchU32(stats_records);
+                    const std::uint32_t dispatches_before = e.LoadScratchU32(stats_dispatches);
+                    const std::uint32_t workgroups_before = e.LoadScratchU32(stats_workgroups);
+
+                    // Level L + 1's workgroups. A static broadcast node runs its grid per record (the scheduler makes
+                    // such a level direct only where a full record list's workgroups fit one dispatch); a coalescing or
+                    // thread node runs its records in batches of records_per_workgroup, as BatchedWorkgroups in
+                    // level_common.glsl. Producers deliver at most record_capacity records, so all are kept.
+                    const std::uint32_t per_workgroup = e.Max(per_workgroup_stored, e.U32(1));
                     const std::uint32_t batches = e.Add(e.Div(records, per_workgroup),
                                                         e.SelectU32(e.NotEqual(e.Mod(records, per_workgroup), e.U32(0)), e.U32(1), e.U32(0)));
-                    const std::uint32_t grid = e.Add(info, e.U32(offsets::kNodeStaticStaticGrid));
-                    const std::uint32_t grid_size = e.Mul(e.Mul(e.LoadScratchU32(grid), e.LoadScratchU32(e.Add(grid, e.U32(4)))),
-                                                          e.LoadScratchU32(e.Add(grid, e.U32(8))));
-                    const std::uint32_t is_static_broadcast = e.Equal(e.LoadScratchU32(e.Add(info, e.U32(offsets::kNodeStaticLaunch))),
-                                                                      e.U32(static_cast<std::uint32_t>(LaunchKind::kBroadcastStatic)));
-                    const std::uint32_t workgroups = e.SelectU32(is_static_broadcast, e.Mul(records, grid_size), batches);
+                    const std::uint32_t is_static_broadcast = e.Equal(launch, e.U32(static_cast<std::uint32_t>(LaunchKind::kBroadcastStatic)));
+                    const std::uint32_t workgroups =
+                        e.SelectU32(is_static_broadcast, e.Mul(records, e.Mul(e.Mul(grid_x, grid_y), grid_z)), batches);
                     const std::uint32_t has_work = e.NotEqual(workgroups, e.U32(0));
-                    // x ≤ 65535 and y = the rows of kDispatchSplitWidth, as SplitDispatch in level_common.glsl.
+                    // x ≤ 65535 and y = the rows of kDispatchSplitWidth, as DispatchShape in level_common.glsl.
                     const std::uint32_t width = e.U32(runtime::kDispatchSplitWidth);
                     const std::uint32_t x = e.Min(workgroups, width);
                     const std::uint32_t y = e.Div(e.Add(workgroups, e.U32(runtime::kDispatchSplitWidth - 1)), width);
                     const std::uint32_t z = e.SelectU32(has_work, e.U32(1), e.U32(0));
-                    e.StoreScratchU32(e.Add(state, e.U32(offsets::kNodeStateDirectoryBase)),
-                                      e.Sub(e.U32(0), e.LoadScratchU32(e.U32(offsets::kHeaderRecordCapacity))));
+
+                    // C's state: its directory is the record list (entry i is record i; the list lies record_capacity
+                    // entries before the directory, as level.comp's SoleConsumer), and its arguments. C is the only
+                    // node of its level, so the scheduler dispatches it alone even where it belongs to a dispatch group
+                    // (GraphPlan::FormDispatchGroups).
+                    e.StoreScratchU32(e.Add(state, e.U32(offsets::kNodeStateDirectoryBase)), e.Sub(e.U32(0), capacity));
                     e.StoreScratchU32(e.Add(state, e.U32(offsets::kNodeStateWorkgroupCount)), workgroups);
-                    // C's arguments. C is the only node of its level, so the scheduler dispatches it alone even where
-                    // it belongs to a dispatch group (GraphPlan::FormDispatchGroups).
                     const std::uint32_t args = e.Add(state, e.U32(offsets::kNodeStateDispatch));
                     e.StoreScratchU32(args, x);
                     e.StoreScratchU32(e.Add(args, e.U32(4)), y);
                     e.StoreScratchU32(e.Add(args, e.U32(8)), z);
                     // Statistics, as the level pass keeps them (NodeStats; the consumer's fields are this workgroup's alone).
-                    const std::uint32_t stats =
-                        e.Add(e.LoadScratchU32(e.U32(offsets::kHeaderNodeStatsOffset)), e.Mul(consumer, e.U32(offsets::kNodeStatsSize)));
-                    const std::uint32_t stats_records = e.Add(stats, e.U32(offsets::kNodeStatsRecords));
-                    e.StoreScratchU32(stats_records, e.Add(e.LoadScratchU32(stats_records), records));
-                    b.If(has_work, [&]() {
-                        const std::uint32_t stats_dispatches = e.Add(stats, e.U32(offsets::kNodeStatsDispatches));
-                        e.StoreScratchU32(stats_dispatches, e.Add(e.LoadScratchU32(stats_dispatches), e.U32(1)));
-                        const std::uint32_t stats_workgroups = e.Add(stats, e.U32(offsets::kNodeStatsWorkgroups));
-                        const std::uint32_t before = e.LoadScratchU32(stats_workgroups);
-                        e.StoreScratchU32(stats_workgroups, e.Add(before, e.Min(workgroups, e.Sub(e.U32(0xFFFFFFFFu), before))));
-                    });
+                    e.StoreScratchU32(stats_records, e.Add(records_before, records));
+                    e.StoreScratchU32(stats_dispatches, e.Add(dispatches_before, e.SelectU32(has_work, e.U32(1), e.U32(0))));
+                    e.StoreScratchU32(stats_workgroups,
+                                      e.Add(workgroups_before, e.Min(workgroups, e.Sub(e.U32(0xFFFFFFFFu), workgroups_before))));
                     // The header: level L + 1 reads the output half, and launches x * y workgroups (C's dispatch alone).
+                    const std::uint32_t output_index = e.Sub(e.U32(1), input_index);
                     e.StoreScratchU32(e.Add(e.U32(offsets::kHeaderLevelWorkgroups), e.Mul(output_index, e.U32(4))), e.Mul(x, y));
                     e.StoreScratchU32(e.U32(offsets::kHeaderLevel), next_level);
                     e.StoreScratchU32(e.U32(offsets::kHeaderInputHalf), output_index);
                     b.If(e.NotEqual(records, e.U32(0)),
                          [&]() { e.StoreScratchU32(e.U32(offsets::kHeaderLevelsRun), e.Add(next_level, e.U32(1))); });
-                    const std::uint32_t heap_top =
-                        e.AtomicScratch(Op::OpAtomicIAdd, e.Add(output_half, e.U32(offsets::kHalfHeapTop)), e.U32(0));
                     e.AtomicScratch(Op::OpAtomicUMax, e.U32(offsets::kHeaderHeapHighWater), heap_top);
-                    const std::uint32_t record_top =
-                        e.AtomicScratch(Op::OpAtomicIAdd, e.Add(output_half, e.U32(offsets::kHalfRecordCount)), e.U32(0));
                     e.AtomicScratch(Op::OpAtomicUMax, e.U32(offsets::kHeaderRecordHighWater), record_top);
                     // The input half receives level L + 1's outputs: its counters start at zero.
                     for (std::uint32_t field : {offsets::kHalfHeapTop, offsets::kHalfRecordCount, offsets::kHalfLevelPassDone,
