@@ -56,6 +56,11 @@ shared uint s_scan_total;
 shared uint s_sharing_count;
 shared uvec2 s_sharing[kMaxSharingNodes];  // (consumer, source) of each sharing node
 shared bool s_last;
+// The scatter with per-node counts in shared memory (graphs of up to kSharedCountMaxNodes nodes): this round's records
+// per node, then the node's global cursor before this workgroup's share.
+const uint kSharedCountMaxNodes = 256u;
+shared uint s_round_records[kSharedCountMaxNodes];
+shared uint64_t s_round_base[kSharedCountMaxNodes];
 
 uint RangeBegin(uint n) { return n == 0u ? 0u : s_end[n - 1u]; }
 
@@ -102,6 +107,68 @@ void ScatterAggregated(uint64_t scratch, GraphHeader header, NodeTable table, Ha
     if (slot >= Kept(consumer, capacity)) return;
     directory.entries[RangeBegin(consumer) + slot] =
         DirectoryEntry(entry.payload_offset, entry.recursion_depth, first_workgroup, workgroups);
+}
+
+// Workgroups each record of `node` launches when that is the same for all its records (a static grid, or 0 for coalescing
+// and thread nodes, whose workgroups come from their record count); kInvalidNode for dynamic broadcast nodes.
+uint UniformRecordWorkgroups(NodeTable table, uint node) {
+    const uint launch = table.infos[node].launch;
+    if (launch == kLaunchBroadcastDynamic) return kInvalidNode;
+    if (launch != kLaunchBroadcastStatic) return 0u;
+    return table.infos[node].static_grid[0] * table.infos[node].static_grid[1] * table.infos[node].static_grid[2];
+}
+
+// Step 3 for graphs of up to kSharedCountMaxNodes nodes, in rounds of one record per invocation: records count per node
+// in shared memory, then one 64-bit atomic per node and workgroup takes the round's slots and workgroups from the node's
+// cursor. A level's records spread over many nodes (a classify pass, appends by hash) otherwise take one global atomic
+// each on a few cursors, which serialise in L2. Records of dynamic broadcast nodes, whose workgroups differ per record,
+// and the copies for sharing nodes keep the per-record atomic. Slot and first workgroup come from one counter, so they
+// keep the order Scatter gives them. Called in workgroup-uniform control flow.
+void ScatterWithSharedCounts(uint64_t scratch, GraphHeader header, NodeTable table, Half input_half, Directory directory,
+                             RecordList records, uint64_t heap, uint record_count, uint invocations, uint node_count,
+                             uint sharing_count, uint capacity) {
+    const uint t = gl_LocalInvocationIndex;
+    for (uint round = gl_WorkGroupID.x * gl_WorkGroupSize.x; round < record_count; round += invocations) {
+        const uint e = round + t;
+        RecordEntry entry = RecordEntry(0u, 0u, kInvalidNode, 0u);
+        if (e < record_count) {
+            entry = records.entries[e];
+            if (entry.node >= node_count) {
+                // Producers validate node indices before appending; this guards NodeState against a corrupt list.
+                ReportDrop(scratch, header, kInvalidNode, pc.level, kStatusInvalidNodeIndex, 1u);
+                entry.node = kInvalidNode;
+            }
+        }
+        if (t < node_count) s_round_records[t] = 0u;
+        barrier();
+        const uint node = entry.node;
+        const uint per_record = node != kInvalidNode ? UniformRecordWorkgroups(table, node) : kInvalidNode;
+        uint round_slot = 0u;
+        if (per_record != kInvalidNode) round_slot = atomicAdd(s_round_records[node], 1u);
+        barrier();
+        if (t < node_count && s_round_records[t] != 0u) {
+            const uint count = s_round_records[t];
+            const uint workgroups = count * UniformRecordWorkgroups(table, t);
+            s_round_base[t] = atomicAdd(input_half.nodes[t].scatter_cursor, (uint64_t(count) << 32) | uint64_t(workgroups));
+        }
+        barrier();
+        if (per_record != kInvalidNode) {
+            const uint64_t base = s_round_base[node];
+            const uint slot = uint(base >> 32) + round_slot;
+            // Past the kept count: reported as dropped by the last workgroup.
+            if (slot < Kept(node, capacity)) {
+                directory.entries[RangeBegin(node) + slot] =
+                    DirectoryEntry(entry.payload_offset, entry.recursion_depth, uint(base) + round_slot * per_record, per_record);
+            }
+        } else if (node != kInvalidNode) {
+            Scatter(scratch, header, table, input_half, directory, node, heap + entry.payload_offset, entry, capacity);
+        }
+        for (uint i = 0u; node != kInvalidNode && i < sharing_count; ++i) {
+            if (s_sharing[i].y != node) continue;
+            Scatter(scratch, header, table, input_half, directory, s_sharing[i].x, heap + entry.payload_offset, entry, capacity);
+        }
+        barrier();  // the next round rewrites s_round_records and s_round_base
+    }
 }
 
 // Inclusive prefix sum of `value` over the workgroup's 256 invocations, and in `total` the sum of all: a subgroup scan,
@@ -242,7 +309,12 @@ void main() {
     const uint sole_consumer = scatters ? SoleConsumer(records, table, node_count, level_records, record_count, sharing_count) : kInvalidNode;
     Directory directory = DirectoryAt(pc.scratch, header, h);
     const uint64_t heap = HeapAddress(pc.scratch, header, h);
-    for (uint e = gl_GlobalInvocationID.x; sole_consumer == kInvalidNode && e < record_count; e += invocations) {
+    if (sole_consumer == kInvalidNode && node_count <= kSharedCountMaxNodes) {
+        ScatterWithSharedCounts(pc.scratch, header, table, input_half, directory, records, heap, record_count, invocations,
+                                node_count, sharing_count, capacity);
+    }
+    for (uint e = gl_GlobalInvocationID.x; sole_consumer == kInvalidNode && node_count > kSharedCountMaxNodes && e < record_count;
+         e += invocations) {
         const RecordEntry entry = records.entries[e];
         if (entry.node >= node_count) {
             // Producers validate node indices before appending; this guards NodeState against a corrupt list.
