@@ -42,7 +42,7 @@ struct LevelParams {
     uint32_t input_half;
     uint32_t level;
     uint32_t has_dispatch_groups;
-    uint32_t pad;
+    uint32_t shared_counts;  // scatter with per-node counts in shared memory (level.comp, ScatterWithSharedCounts)
 };
 struct FinishParams {
     uint64_t scratch;
@@ -508,6 +508,10 @@ RecordResult SchedulerRecorder::RecordDispatch(VkCommandBuffer cmd, const Scratc
         runtime::kDispatchSplitWidth);
     // Without groups the level pass skips the scan that places the members' workgroups.
     const uint32_t has_dispatch_groups = plan.has_dispatch_groups ? 1u : 0u;
+    // The shared-count scatter costs three workgroup barriers per 256 records, which a CPU device runs as switches through
+    // the workgroup's invocations (lavapipe: `append_rate` at smoke size 17 ms -> 61 ms), so only GPU-sized level passes
+    // use it (kLevelPassRecordsPerWorkgroupGpu, or the setting below the CPU value, as the tests of wide passes set it).
+    const uint32_t shared_counts = level_pass_records_per_workgroup_ < kLevelPassRecordsPerWorkgroupCpu ? 1u : 0u;
     // What the node dispatches left bound; a meta pass (the level pass) replaces it. Direct levels have none, so their
     // nodes bind and push only what differs from the previous level's.
     VkPipelineLayout pushed_layout = VK_NULL_HANDLE;
@@ -527,7 +531,7 @@ RecordResult SchedulerRecorder::RecordDispatch(VkCommandBuffer cmd, const Scratc
             Barrier(cmd, kPriorStages, VK_ACCESS_2_SHADER_STORAGE_WRITE_BIT, VK_PIPELINE_STAGE_2_COMPUTE_SHADER_BIT, kShaderReadWrite);
             if (fused) {
                 // Enough workgroups for a full record list; those past what the producers asked for return at once.
-                const LevelParams level_params{scratch.address, input_half, level, has_dispatch_groups, 0};
+                const LevelParams level_params{scratch.address, input_half, level, has_dispatch_groups, shared_counts};
                 RunMeta(cmd, level_pass, meta_layout, &level_params, sizeof(level_params), level_workgroups);
             } else {
                 RecordSplitLevelPasses(cmd, plan, scratch.address, input_half, level, {prepare, scatter, write_args, meta_layout},

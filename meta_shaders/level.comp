@@ -37,6 +37,7 @@ layout(push_constant) uniform Params {
     uint input_half;  // the half the previous step wrote: 0 or 1
     uint level;       // GraphHeader.level for the nodes of this level
     uint has_dispatch_groups;  // some node is in a dispatch group of two or more (GraphPlan::FormDispatchGroups)
+    uint shared_counts;  // scatter with per-node counts in shared memory where the graph allows (GPUs; layer/scheduler.cpp)
 } pc;
 
 // Keep in sync with kFusedLevelMaxNodes and kFusedLevelMaxSharingNodes in layer/scheduler.cpp.
@@ -309,12 +310,12 @@ void main() {
     const uint sole_consumer = scatters ? SoleConsumer(records, table, node_count, level_records, record_count, sharing_count) : kInvalidNode;
     Directory directory = DirectoryAt(pc.scratch, header, h);
     const uint64_t heap = HeapAddress(pc.scratch, header, h);
-    if (sole_consumer == kInvalidNode && node_count <= kSharedCountMaxNodes) {
+    const bool shared_counts = pc.shared_counts != 0u && node_count <= kSharedCountMaxNodes;
+    if (sole_consumer == kInvalidNode && shared_counts) {
         ScatterWithSharedCounts(pc.scratch, header, table, input_half, directory, records, heap, record_count, invocations,
                                 node_count, sharing_count, capacity);
     }
-    for (uint e = gl_GlobalInvocationID.x; sole_consumer == kInvalidNode && node_count > kSharedCountMaxNodes && e < record_count;
-         e += invocations) {
+    for (uint e = gl_GlobalInvocationID.x; sole_consumer == kInvalidNode && !shared_counts && e < record_count; e += invocations) {
         const RecordEntry entry = records.entries[e];
         if (entry.node >= node_count) {
             // Producers validate node indices before appending; this guards NodeState against a corrupt list.
