@@ -13,6 +13,8 @@
 //   per level L, fused (GraphPlan::UsesFusedLevelPass; one meta dispatch):
 //                 C|I   -> C read/write        before the level pass (nodes' outputs; WAR on the output half's args it clears)
 //                 C     -> C read/write | I    before the node dispatches (INDIRECT_COMMAND_READ of NodeState.dispatch)
+//   per direct level L (GraphPlan::direct_level_consumer; no meta dispatch, level L - 1's last workgroup prepared it):
+//                 C|I   -> C read/write | I    before the node dispatch (its args; WAR on the input half the hand-off cleared)
 //   per level L, split (larger graphs; three meta dispatches):
 //                 C|I   -> C read/write        before prepare (nodes' outputs; WAR on the args prepare clears)
 //                 C     -> C read/write        before scatter
@@ -21,7 +23,8 @@
 //   C|I                 -> C read/write        before the finish pass (recorded with a leftover check or a report slot)
 //   C|I|T writes        -> C read/write        at the end: the spec's graph dispatch accesses scratch in the compute stage
 //                          (| HOST read)       with a report slot: the finish pass's ring writes, made available to the host
-// So a dispatch of L fused levels records 2 + 2L + 2 barriers (2 + 2L + 1 with neither a leftover check nor a report).
+// So a dispatch of L fused levels, D of them direct, records 2 + 2L - D + 2 barriers (one fewer with neither a leftover
+// check nor a report).
 // The begin pair stays: the begin writes are transfers, which neither the application's barriers (the spec has it
 // synchronise scratch in the compute stage, and a semaphore wait on COMPUTE_SHADER does not hold back transfers) nor the
 // previous dispatch's end barrier (whose second scope is the compute stage) order, and the entry pass reads them.

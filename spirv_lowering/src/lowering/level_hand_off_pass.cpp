@@ -1,20 +1,21 @@
 // SPDX-License-Identifier: Apache-2.0
 // Direct levels (docs/design.md, "Direct levels"): when every record of level L + 1 goes to one thread, coalescing or
-// static broadcast node C, the scheduler records no level pass before L + 1. Instead the last workgroup of level L to finish prepares
-// level L + 1, as the level pass would have (meta_shaders/level.comp): C's indirect arguments and statistics, the
+// static broadcast node C, the scheduler records no level pass before L + 1. Instead the last workgroup of level L to
+// finish prepares level L + 1, as the level pass would have (meta_shaders/level.comp): C's indirect arguments and statistics, the
 // header's level, and the cleared half that level L + 1 writes. Level L + 1 then follows level L after one barrier, as in
 // a hand-written chain of indirect dispatches, instead of a barrier, a level-pass dispatch and a second barrier.
 //
 // The pass wraps the entry point: a new entry function calls the lowered one, then runs the hand-off. Every return of
 // the node's code (and of the prologue's early returns) ends up in the wrapper, so every workgroup the scheduler
 // launched is counted, and the wrapper's workgroup barriers are in uniform control flow. The hand-off is active only
-// where GraphHeader::direct_level_consumer names a consumer for the next level; elsewhere it costs two loads.
+// where GraphHeader::direct_level_consumer names a consumer for the next level; elsewhere it costs three loads.
 //
 // Counting: each workgroup of level L adds one to HalfHeader::level_pass_done of its input half (zero between uses);
 // the one that reaches GraphHeader::level_workgroups[input half] (what the preparer of level L launched) is the last.
 // The others have then finished with the input half, so the last one may clear it for level L + 1's outputs.
 // Visibility follows level.comp's hand-off: every invocation fences its writes before the count, and the last
-// workgroup fences after it and reads the counters other workgroups bumped with atomics.
+// workgroup reads what other workgroups wrote (the counters) with atomics; the node table and the statistics it reads
+// with plain loads are not written during a level.
 #include <string>
 
 #include "lowering/lowering_passes.h"
@@ -26,8 +27,8 @@ Result<bool> LevelHandOffPass::Run(Module& module) {
     if (FindFunction(module, lowered_entry) == nullptr) return Error{kNoWordOffset, "entry point function not found"};
     // The lowered workgroup's size: the batch for thread nodes (LaunchPass set it), else the node's own.
     const auto& local_size = ctx_.info.local_size;
-    const std::uint32_t invocations = ctx_.info.launch == LaunchKind::kThread ? ctx_.options.thread_batch_size
-                                                                             : local_size[0] * local_size[1] * local_size[2];
+    const std::uint32_t invocations =
+        ctx_.info.launch == LaunchKind::kThread ? ctx_.options.thread_batch_size : local_size[0] * local_size[1] * local_size[2];
     if (invocations == 0) return Error{kNoWordOffset, "workgroup of 0 invocations"};
     const std::uint32_t is_last_workgroup = CreateGlobalVariable(module, ctx_, StorageClass::Workgroup, ctx_.u32);
 
@@ -41,7 +42,8 @@ Result<bool> LevelHandOffPass::Run(Module& module) {
         const std::uint32_t next_level = e.Add(level, e.U32(1));
         const std::uint32_t listed = e.LoadScratchU32(
             e.Add(e.U32(offsets::kHeaderDirectLevelConsumer), e.Mul(e.Min(next_level, e.U32(runtime::kMaxLevels - 1)), e.U32(4))));
-        const std::uint32_t consumer = e.SelectU32(e.Less(next_level, e.U32(runtime::kMaxLevels)), listed, e.U32(runtime::kInvalidNode));
+        const std::uint32_t consumer =
+            e.SelectU32(e.Less(next_level, e.U32(runtime::kMaxLevels)), listed, e.U32(runtime::kInvalidNode));
         // Header values: the condition is uniform across the workgroup, so the barriers inside are too.
         b.If(e.NotEqual(consumer, e.U32(runtime::kInvalidNode)), [&]() {
             e.DeviceMemoryBarrier();
@@ -51,7 +53,8 @@ Result<bool> LevelHandOffPass::Run(Module& module) {
             const std::uint32_t input_half = e.LoadU32Var(ctx_.var_input_half);
             const std::uint32_t output_half = e.LoadU32Var(ctx_.var_output_half);
             b.If(leader, [&]() {
-                const std::uint32_t done = e.AtomicScratch(Op::OpAtomicIAdd, e.Add(input_half, e.U32(offsets::kHalfLevelPassDone)), e.U32(1));
+                const std::uint32_t done =
+                    e.AtomicScratch(Op::OpAtomicIAdd, e.Add(input_half, e.U32(offsets::kHalfLevelPassDone)), e.U32(1));
                 const std::uint32_t launched =
                     e.LoadScratchU32(e.Add(e.U32(offsets::kHeaderLevelWorkgroups), e.Mul(input_index, e.U32(4))));
                 e.Store(is_last_workgroup, e.SelectU32(e.Equal(done, e.Sub(launched, e.U32(1))), e.U32(1), e.U32(0)));
@@ -67,17 +70,18 @@ Result<bool> LevelHandOffPass::Run(Module& module) {
                     // Every load and atomic read first, independent of each other, so that they overlap: a chain of
                     // single-record levels waits for this workgroup at every level.
                     const std::uint32_t state = node_state(output_half, consumer);
-                    const std::uint32_t info =
-                        e.Add(e.LoadScratchU32(e.U32(offsets::kHeaderNodeTableOffset)), e.Mul(consumer, e.U32(offsets::kNodeStaticInfoSize)));
-                    const std::uint32_t stats =
-                        e.Add(e.LoadScratchU32(e.U32(offsets::kHeaderNodeStatsOffset)), e.Mul(consumer, e.U32(offsets::kNodeStatsSize)));
+                    const std::uint32_t info = e.Add(e.LoadScratchU32(e.U32(offsets::kHeaderNodeTableOffset)),
+                                                     e.Mul(consumer, e.U32(offsets::kNodeStaticInfoSize)));
+                    const std::uint32_t stats = e.Add(e.LoadScratchU32(e.U32(offsets::kHeaderNodeStatsOffset)),
+                                                      e.Mul(consumer, e.U32(offsets::kNodeStatsSize)));
                     const std::uint32_t records =
                         e.AtomicScratch(Op::OpAtomicIAdd, e.Add(state, e.U32(offsets::kNodeStateRecordCount)), e.U32(0));
                     const std::uint32_t heap_top =
                         e.AtomicScratch(Op::OpAtomicIAdd, e.Add(output_half, e.U32(offsets::kHalfHeapTop)), e.U32(0));
                     const std::uint32_t record_top =
                         e.AtomicScratch(Op::OpAtomicIAdd, e.Add(output_half, e.U32(offsets::kHalfRecordCount)), e.U32(0));
-                    const std::uint32_t per_workgroup_stored = e.LoadScratchU32(e.Add(info, e.U32(offsets::kNodeStaticRecordsPerWorkgroup)));
+                    const std::uint32_t per_workgroup_stored =
+                        e.LoadScratchU32(e.Add(info, e.U32(offsets::kNodeStaticRecordsPerWorkgroup)));
                     const std::uint32_t grid = e.Add(info, e.U32(offsets::kNodeStaticStaticGrid));
                     const std::uint32_t grid_x = e.LoadScratchU32(grid);
                     const std::uint32_t grid_y = e.LoadScratchU32(e.Add(grid, e.U32(4)));
@@ -96,9 +100,11 @@ Result<bool> LevelHandOffPass::Run(Module& module) {
                     // thread node runs its records in batches of records_per_workgroup, as BatchedWorkgroups in
                     // level_common.glsl. Producers deliver at most record_capacity records, so all are kept.
                     const std::uint32_t per_workgroup = e.Max(per_workgroup_stored, e.U32(1));
-                    const std::uint32_t batches = e.Add(e.Div(records, per_workgroup),
-                                                        e.SelectU32(e.NotEqual(e.Mod(records, per_workgroup), e.U32(0)), e.U32(1), e.U32(0)));
-                    const std::uint32_t is_static_broadcast = e.Equal(launch, e.U32(static_cast<std::uint32_t>(LaunchKind::kBroadcastStatic)));
+                    const std::uint32_t batches =
+                        e.Add(e.Div(records, per_workgroup),
+                              e.SelectU32(e.NotEqual(e.Mod(records, per_workgroup), e.U32(0)), e.U32(1), e.U32(0)));
+                    const std::uint32_t is_static_broadcast =
+                        e.Equal(launch, e.U32(static_cast<std::uint32_t>(LaunchKind::kBroadcastStatic)));
                     const std::uint32_t workgroups =
                         e.SelectU32(is_static_broadcast, e.Mul(records, e.Mul(e.Mul(grid_x, grid_y), grid_z)), batches);
                     const std::uint32_t has_work = e.NotEqual(workgroups, e.U32(0));
