@@ -317,7 +317,7 @@ void GraphPlan::FormDispatchGroups() {
     // Direct levels need the fused level pass's bookkeeping (GraphHeader::level_workgroups) on the levels that have one,
     // and a sole consumer whose directory the record list can be (NodeDispatchPlan::reads_record_list) that shares no
     // input.
-    for (size_t level = 1; level < levels.size() && level < runtime::kMaxLevels; ++level) {
+    for (size_t level = 0; level < levels.size() && level < runtime::kMaxLevels; ++level) {
         if (levels[level].size() != 1 || levels[level][0] >= count) continue;
         const uint32_t consumer = levels[level][0];
         const bool shared = std::any_of(nodes.begin(), nodes.end(),

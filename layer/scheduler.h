@@ -13,7 +13,8 @@
 //   per level L, fused (GraphPlan::UsesFusedLevelPass; one meta dispatch):
 //                 C|I   -> C read/write        before the level pass (nodes' outputs; WAR on the output half's args it clears)
 //                 C     -> C read/write | I    before the node dispatches (INDIRECT_COMMAND_READ of NodeState.dispatch)
-//   per direct level L (GraphPlan::direct_level_consumer; no meta dispatch, level L - 1's last workgroup prepared it):
+//   per direct level L (GraphPlan::direct_level_consumer; no meta dispatch, the last workgroup of level L - 1 or of the
+//   entry pass prepared it):
 //                 C|I   -> C read/write | I    before the node dispatch (its args; WAR on the input half the hand-off cleared)
 //   per level L, split (larger graphs; three meta dispatches):
 //                 C|I   -> C read/write        before prepare (nodes' outputs; WAR on the args prepare clears)
@@ -118,8 +119,8 @@ struct GraphPlan {
     bool has_dispatch_groups = false;                                  // some group has two or more nodes
     // Filled by FormDispatchGroups(), per level: the node that receives every record of the level, when the level can
     // run as a direct level (docs/design.md, "Direct levels"), else kInvalidNode. A direct level has no level pass:
-    // the last workgroup of the level before prepares it (spirv_lowering's LevelHandOffPass), so it follows that level
-    // after one barrier. Level 0 is never direct (the entry pass writes its records).
+    // the last workgroup of the level before prepares it (spirv_lowering's LevelHandOffPass; for level 0, the entry
+    // pass's), so it follows that level or the entry pass after one barrier.
     std::vector<uint32_t> direct_level_consumer;
 
     // Groups runs of consecutive nodes with the same pipeline, layout and context offset that do not share another

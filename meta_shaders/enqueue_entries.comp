@@ -10,7 +10,7 @@
 // record list, uninitialized scratch) sets a status flag and is counted in dropped_records; nothing is lost silently.
 #version 460
 #extension GL_GOOGLE_include_directive : require
-#include "scratch_layout.glsl"
+#include "level_common.glsl"
 
 layout(local_size_x = 64) in;
 
@@ -19,6 +19,8 @@ layout(push_constant) uniform Params {
     uint64_t count_info;  // VkDispatchGraphCountInfoAMDX, 4-byte aligned (executionGraphDispatchAddressAlignment)
     uint graph_tag;       // the graph the scratch must have been initialized for
 } pc;
+
+shared bool s_last;
 
 void main() {
     GraphHeader header = GraphHeader(pc.scratch);
@@ -93,4 +95,19 @@ void main() {
             atomicAdd(half0.nodes[node].record_count, 1u);
         }
     }
+
+    // A direct level 0 (docs/design.md, "Direct levels": its records can only be one node's) has no level pass: the last
+    // workgroup of this pass prepares it. The condition is a header value, uniform across the workgroup.
+    const uint consumer = header.direct_level_consumer[0];
+    if (consumer >= node_count) return;
+    memoryBarrierBuffer();
+    barrier();
+    if (gl_LocalInvocationIndex == 0u) {
+        s_last = gl_NumWorkGroups.x == 1u || atomicAdd(half0.level_pass_done, 1u) == gl_NumWorkGroups.x - 1u;
+    }
+    barrier();
+    if (!s_last || gl_LocalInvocationIndex != 0u) return;
+    memoryBarrierBuffer();
+    PrepareDirectLevel(pc.scratch, header, table, half0, 0u, consumer, 0u);
+    half0.level_pass_done = 0u;  // every other workgroup has counted; level 0's nodes count here next
 }

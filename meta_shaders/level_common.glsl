@@ -104,4 +104,31 @@ void WriteGroupDispatchArgs(uint64_t scratch, GraphHeader header, Half input_hal
     input_half.nodes[first].dispatch[2] = dispatch.z;
 }
 
+// Prepares level `level`, a direct level (docs/design.md, "Direct levels") whose records, all of them `consumer`'s, half
+// `h` (`input_half`) holds: the consumer's arguments, directory (the record list itself, as level.comp's SoleConsumer) and statistics,
+// and the header, as the lowered nodes' level hand-off (spirv_lowering's LevelHandOffPass) prepares the direct levels
+// after the first. Called by one invocation once every producer of the level is done; the counters they bumped are read
+// with atomics.
+void PrepareDirectLevel(uint64_t scratch, GraphHeader header, NodeTable table, Half input_half, uint h, uint consumer, uint level) {
+    const uint records = atomicAdd(input_half.nodes[consumer].record_count, 0u);
+    uint workgroups;
+    if (table.infos[consumer].launch == kLaunchBroadcastStatic) {
+        // The scheduler makes such a level direct only where a full record list's workgroups fit one dispatch.
+        workgroups = records * table.infos[consumer].static_grid[0] * table.infos[consumer].static_grid[1] *
+                     table.infos[consumer].static_grid[2];
+    } else {
+        workgroups = BatchedWorkgroups(table, consumer, records);
+    }
+    WriteDispatchArgs(scratch, header, input_half, consumer, level, workgroups);
+    input_half.nodes[consumer].directory_base = 0u - header.record_capacity;
+    NodeStatsTable stats = NodeStatsAt(scratch, header);
+    stats.stats[consumer].records += records;
+    header.level_workgroups[h] = LaunchedWorkgroups(workgroups);
+    header.input_half = h;
+    header.level = level;
+    if (records != 0u) header.levels_run = level + 1u;
+    atomicMax(header.heap_high_water, atomicAdd(input_half.heap_top, 0u));
+    atomicMax(header.record_high_water, atomicAdd(input_half.record_count, 0u));
+}
+
 #endif  // EXECGRAPH_LEVEL_COMMON_GLSL
