@@ -119,6 +119,31 @@ TEST_F(GpuFaults, HeapOverflowIsReportedAgainstTheTargetNodeWithTheExactCount) {
     context_.log().Clear();
 }
 
+// The same where allocations are reserved once per workgroup (uniform_allocate_array, 128-byte records to B[0..3]): the
+// workgroup whose range crosses the end of the heap reserves its record slots again for just the invocations whose
+// own range fits, and every later one fails. Every record asked for either runs or is reported as dropped for the full
+// heap, none twice.
+TEST_F(GpuFaults, HeapOverflowOfPerWorkgroupReservationsIsCountedExactly) {
+    constexpr uint32_t kEntries = 32;  // 32 x 252 invocations asking for 0 to 2 records: about 1 MiB of records
+    std::vector<uint32_t> bases(kEntries);
+    uint32_t asked = 0;
+    for (uint32_t i = 0; i < kEntries; ++i) {
+        bases[i] = 1000 * i;
+        for (uint32_t dtid = 0; dtid < 7 * 36; ++dtid) asked += dtid % 3;
+    }
+    TestBuffer& uav = Uav(8);
+    ASSERT_NE(RunGraph(UniformAllocateArrayStages(), uav, {{"Entry", 0, kEntries, bases.data(), sizeof(uint32_t)}}), VK_NULL_HANDLE);
+    const uint32_t* counts = uav.As<uint32_t>();
+    const uint32_t ran = counts[1] + counts[3] + counts[5] + counts[7];
+    ASSERT_GT(ran, 0u);
+    ASSERT_LT(ran, asked) << "the heap did not overflow";
+    const std::vector<std::string> reports = DroppedWork();
+    ASSERT_EQ(reports.size(), 1u) << context_.log().Problems();
+    EXPECT_CONTAINS(reports[0], ": " + std::to_string(asked - ran) + " records were dropped");
+    EXPECT_CONTAINS(reports[0], "(the payload heap of a scratch half was full)");
+    context_.log().Clear();
+}
+
 TEST_F(GpuFaults, RunawayRecursionIsCutAtTheLimitAndReported) {
     TestBuffer& uav = Uav(8);
     const uint32_t depth0 = 0;

@@ -30,6 +30,15 @@ std::string ReadCorpus(const std::string& name) { return ReadText("EXECGRAPH_SPI
 
 std::string ReadModule(const std::string& name) { return ReadText("EXECGRAPH_E2E_MODULES_DIR", EXECGRAPH_E2E_MODULES_DIR, name); }
 
+std::vector<NodeStage> UniformAllocateArrayStages() {
+    std::string sink = ReadModule("big_sink");
+    const std::string pad = "%uint_255 = OpConstant %uint 255";
+    sink.replace(sink.find(pad), pad.size(), "%uint_255 = OpConstant %uint 31");
+    std::vector<NodeStage> stages{{ReadModule("uniform_allocate_array"), "main", "Entry"}};
+    for (uint32_t member = 0; member < 4; ++member) stages.push_back({sink, "main", "B", member});
+    return stages;
+}
+
 GraphTestContext::GraphTestContext(const GraphTestOptions& test_options) {
     InstanceOptions options;
     options.layers = {kLayerName};

@@ -130,5 +130,8 @@ class GraphTestContext {
 std::string ReadCorpus(const std::string& name);
 // Reads an end-to-end test module (tests/e2e/modules/NAME.spvasm); nothing but the e2e tests reads that folder.
 std::string ReadModule(const std::string& name);
+// The graph of uniform_allocate_array: "Entry" and the node array B[0..3] it allocates for (big_sink with a 128-byte
+// record: 31 pad words instead of 255).
+std::vector<NodeStage> UniformAllocateArrayStages();
 
 }  // namespace execgraph::test

@@ -333,8 +333,31 @@ TEST_F(LaunchKinds, DivergentInvocationsAllocateToOneThreadNode) {
     }
     ASSERT_EQ(NonZero(expected), 2u * 152u);
     TestBuffer& uav = Uav(512);
-    RunGraph({{ReadModule("divergent_allocate"), "main", "Entry"}, {ReadCorpus("thread_node"), "main", "Sink"}}, uav,
+    RunGraph({{ReadCorpus("divergent_allocate"), "main", "Entry"}, {ReadCorpus("thread_node"), "main", "Sink"}}, uav,
              {{"Entry", 0, static_cast<uint32_t>(bases.size()), bases.data(), sizeof(uint32_t)}});
+    ExpectUav(uav, expected);
+}
+
+// Issue 7: an allocation every invocation of the workgroup reaches is reserved once per workgroup (heap, record list and
+// each array member's record count). uniform_allocate_array: 2 input records x 7 workgroups x 36 invocations (partial
+// subgroups at any subgroup size up to 32), invocation dtid asking for dtid % 3 records for member dtid % 4 of B[0..3],
+// whose sinks add the values at UAV[2 * member] and count them at the next word. A record listed for the wrong member,
+// a count charged to the wrong one, or a lost or repeated record changes a sum or a count.
+TEST_F(LaunchKinds, UniformInvocationsAllocateToANodeArrayOncePerWorkgroup) {
+    const std::vector<uint32_t> bases = {0, 100000};
+    constexpr uint32_t kInvocationsPerRecord = 7 * 36;
+    std::vector<uint32_t> expected(8, 0);
+    for (uint32_t base : bases) {
+        for (uint32_t dtid = 0; dtid < kInvocationsPerRecord; ++dtid) {
+            for (uint32_t r = 0; r < dtid % 3; ++r) {
+                expected[2 * (dtid % 4)] += base + 2 * dtid + r;
+                expected[2 * (dtid % 4) + 1] += 1;
+            }
+        }
+    }
+    ASSERT_EQ(expected[1] + expected[3] + expected[5] + expected[7], 2u * 252u);
+    TestBuffer& uav = Uav(8);
+    RunGraph(UniformAllocateArrayStages(), uav, {{"Entry", 0, static_cast<uint32_t>(bases.size()), bases.data(), sizeof(uint32_t)}});
     ExpectUav(uav, expected);
 }
 

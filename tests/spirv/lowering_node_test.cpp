@@ -11,6 +11,7 @@
 #include <filesystem>
 #include <map>
 #include <unordered_map>
+#include <unordered_set>
 #include <string>
 #include <vector>
 
@@ -30,6 +31,9 @@ namespace {
 
 // What the level hand-off (LevelHandOffPass) adds to every lowered node: two workgroup barriers and a loop.
 constexpr std::size_t kLevelHandOffBarriers = 2;
+// An Invocation-visibility allocation reserved once per workgroup: three barriers around the reservation, three more on
+// the heap-overflow path, one before the per-entry record counts are added (output tables of up to 256 entries).
+constexpr std::size_t kPerWorkgroupReservationBarriers = 7;
 constexpr std::size_t kLevelHandOffLoops = 1;
 
 Module Assemble(const std::string& text, const std::string& what) { return spirv::test::AssembleModule(text, what); }
@@ -183,8 +187,9 @@ TEST(AmdFixtureLowering, ClassifyAllocatesIntoTheComposeArrayThroughItsAlias) {
     // 16-bit storage capability once records live in buffer memory.
     EXPECT_TRUE(Contains(lowered.text, "AliasedPointer")) << lowered.text;
     EXPECT_TRUE(Contains(lowered.text, "OpCapability StorageBuffer16BitAccess"));
-    // Invocation-scope allocation: no workgroup sharing; the two barriers are the level hand-off's (LevelHandOffPass).
-    EXPECT_EQ(CountOf(lowered.text, "OpControlBarrier"), kLevelHandOffBarriers);
+    // Invocation-scope allocation at the top level of the body: reserved once per workgroup (LowerOutputsPass), plus the
+    // level hand-off's two barriers (LevelHandOffPass).
+    EXPECT_EQ(CountOf(lowered.text, "OpControlBarrier"), kPerWorkgroupReservationBarriers + kLevelHandOffBarriers);
 }
 
 TEST(LoweringFeatures, WorkgroupAllocationIsSharedThroughWorkgroupMemory) {
@@ -306,51 +311,96 @@ TEST(LoweringFeatures, OutputMemoryBecomesUniformMemory) {
 TEST(LoweringFeatures, AllocationsAppendRecordsWithAtomicsAndEnqueueVanishes) {
     const Lowered lowered = LowerCorpus("output_single_late_constants.spvasm");
     EXPECT_GE(CountOf(lowered.text, "OpAtomicIAdd"), 3u) << lowered.text;  // heap_top, record_count, NodeState.record_count
-    EXPECT_TRUE(Contains(lowered.text, "OpAtomicUMax"));                  // heap_high_water
+    EXPECT_TRUE(Contains(lowered.text, "OpAtomicUMax"));                  // HalfHeader::level_pass_workgroups
     EXPECT_TRUE(Contains(lowered.text, "OpAtomicOr"));                    // status flags on drops
     EXPECT_TRUE(Contains(lowered.text, "Aligned 4"));
 }
 
-// Issue 7: the per-half counters are bumped once per subgroup. The allocate function elects one lane, which adds the
-// subgroup's reduced total to the heap top and to the record count; the lanes' ranges come from exclusive scans.
-TEST(LoweringFeatures, AllocationAggregatesTheHalfCountersPerSubgroup) {
-    const Lowered lowered = LowerCorpus("output_single_late_constants.spvasm");
-    EXPECT_TRUE(Contains(lowered.text, "OpCapability GroupNonUniformArithmetic")) << lowered.text;
-    EXPECT_EQ(CountOf(lowered.text, "OpGroupNonUniformElect"), 1u) << lowered.text;  // one output: one allocate function
-    EXPECT_EQ(CountOf(lowered.text, " ExclusiveScan "), 2u) << lowered.text;
-    // The heap high-water mark, and the end of the subgroup's records, which sizes the next level pass.
-    EXPECT_EQ(CountOf(lowered.text, "OpGroupNonUniformUMax"), 2u) << lowered.text;
-    EXPECT_EQ(CountOf(lowered.text, "OpGroupNonUniformAllEqual"), 1u) << lowered.text;
-    std::uint32_t elect = 0;
-    std::unordered_map<std::uint32_t, std::uint32_t> reduced;  // OpGroupNonUniformIAdd Reduce result -> its operand
-    std::unordered_map<std::uint32_t, std::uint32_t> guarded_by;  // block label -> condition of the branch into it
-    for (const Function& function : lowered.module.functions()) {
-        for (const BasicBlock& block : function.blocks) {
-            for (const Instruction& inst : block.instructions) {
-                if (inst.opcode() == Op::OpGroupNonUniformElect) elect = inst.result_id();
-                const bool is_iadd = inst.opcode() == Op::OpGroupNonUniformIAdd;
-                if (is_iadd && inst.Word(1) == static_cast<std::uint32_t>(GroupOperation::Reduce)) {
-                    reduced[inst.result_id()] = inst.Word(2);
+// Issue 7: where an allocation is not provably in workgroup-uniform control flow (a thread node, or a broadcast node
+// allocating under a branch), the per-half counters are bumped once per subgroup. The allocate function elects one lane,
+// which adds the subgroup's reduced total to the heap top and to the record count; the lanes' ranges come from
+// exclusive scans. No workgroup barrier: the invocations may not all get there.
+TEST(LoweringFeatures, DivergentAllocationAggregatesTheHalfCountersPerSubgroup) {
+    for (const char* name : {"hello_second_node.spvasm", "divergent_allocate.spvasm"}) {
+        SCOPED_TRACE(name);
+        const Lowered lowered = LowerCorpus(name);
+        EXPECT_EQ(CountOf(lowered.text, "OpControlBarrier"), kLevelHandOffBarriers) << lowered.text;
+        EXPECT_TRUE(Contains(lowered.text, "OpCapability GroupNonUniformArithmetic")) << lowered.text;
+        EXPECT_EQ(CountOf(lowered.text, "OpGroupNonUniformElect"), 1u) << lowered.text;  // one output: one allocate function
+        EXPECT_EQ(CountOf(lowered.text, " ExclusiveScan "), 2u) << lowered.text;
+        // The end of the subgroup's records, which sizes the next level pass.
+        EXPECT_EQ(CountOf(lowered.text, "OpGroupNonUniformUMax"), 1u) << lowered.text;
+        EXPECT_EQ(CountOf(lowered.text, "OpGroupNonUniformAllEqual"), 1u) << lowered.text;
+        std::uint32_t elect = 0;
+        std::unordered_map<std::uint32_t, std::uint32_t> reduced;  // OpGroupNonUniformIAdd Reduce result -> its operand
+        std::unordered_map<std::uint32_t, std::uint32_t> guarded_by;  // block label -> condition of the branch into it
+        for (const Function& function : lowered.module.functions()) {
+            for (const BasicBlock& block : function.blocks) {
+                for (const Instruction& inst : block.instructions) {
+                    if (inst.opcode() == Op::OpGroupNonUniformElect) elect = inst.result_id();
+                    const bool is_iadd = inst.opcode() == Op::OpGroupNonUniformIAdd;
+                    if (is_iadd && inst.Word(1) == static_cast<std::uint32_t>(GroupOperation::Reduce)) {
+                        reduced[inst.result_id()] = inst.Word(2);
+                    }
+                    if (inst.opcode() == Op::OpBranchConditional) guarded_by[inst.Word(1)] = inst.Word(0);
                 }
-                if (inst.opcode() == Op::OpBranchConditional) guarded_by[inst.Word(1)] = inst.Word(0);
             }
         }
+        ASSERT_NE(elect, 0u);
+        // Exactly two atomics add a subgroup total (heap top, then record count), each only on the elected lane; no other
+        // atomic add sits under the election except the target's record count, whose value is a select of a total.
+        std::size_t aggregated = 0;
+        for (const Function& function : lowered.module.functions()) {
+            for (const BasicBlock& block : function.blocks) {
+                for (const Instruction& inst : block.instructions) {
+                    if (inst.opcode() != Op::OpAtomicIAdd || reduced.count(inst.Word(3)) == 0) continue;
+                    ++aggregated;
+                    EXPECT_EQ(guarded_by[block.label_id()], elect) << "atomic add of a subgroup total outside the elected lane";
+                }
+            }
+        }
+        EXPECT_EQ(aggregated, 2u) << lowered.text;
     }
-    ASSERT_NE(elect, 0u);
-    // Exactly two atomics add a subgroup total (heap top, then record count), each only on the elected lane; no other
-    // atomic add sits under the election except the target's record count, whose value is a select of a total.
-    std::size_t aggregated = 0;
+}
+
+// Issue 7: an allocation at the top level of a broadcast or coalescing node's body (all invocations of the workgroup get
+// there, as facts §16 requires) reserves once per workgroup: subgroups take their ranges with workgroup-memory atomics,
+// invocation 0 adds the workgroup's totals to the heap top and the record count, and each output-table entry's records
+// are counted in workgroup memory and added to the target node once.
+TEST(LoweringFeatures, UniformAllocationReservesOncePerWorkgroup) {
+    const Lowered lowered = LowerCorpus("output_single_late_constants.spvasm");
+    EXPECT_EQ(CountOf(lowered.text, "OpControlBarrier"), kPerWorkgroupReservationBarriers + kLevelHandOffBarriers) << lowered.text;
+    EXPECT_EQ(CountOf(lowered.text, "OpGroupNonUniformAllEqual"), 0u) << lowered.text;  // per-entry counts instead
+    std::unordered_set<std::uint32_t> workgroup_pointers;  // Workgroup variables and access chains into them
+    std::unordered_map<std::uint32_t, std::uint32_t> loaded_from;  // OpLoad result -> pointer
+    for (const Instruction& inst : lowered.module.section(Section::kTypesValues)) {
+        if (inst.opcode() == Op::OpVariable && inst.Word(0) == static_cast<std::uint32_t>(StorageClass::Workgroup)) {
+            workgroup_pointers.insert(inst.result_id());
+        }
+    }
+    std::size_t workgroup_atomics = 0, global_adds_of_workgroup_totals = 0;
     for (const Function& function : lowered.module.functions()) {
         for (const BasicBlock& block : function.blocks) {
             for (const Instruction& inst : block.instructions) {
-                if (inst.opcode() != Op::OpAtomicIAdd || reduced.count(inst.Word(3)) == 0) continue;
-                ++aggregated;
-                EXPECT_EQ(guarded_by[block.label_id()], elect) << "atomic add of a subgroup total outside the elected lane";
+                if (inst.opcode() == Op::OpAccessChain && workgroup_pointers.count(inst.Word(0)) != 0) workgroup_pointers.insert(inst.result_id());
+                if (inst.opcode() == Op::OpLoad) loaded_from[inst.result_id()] = inst.Word(0);
+                if (inst.opcode() != Op::OpAtomicIAdd) continue;
+                if (workgroup_pointers.count(inst.Word(0)) != 0) {
+                    ++workgroup_atomics;
+                    EXPECT_EQ(*EvaluateUint32(lowered.module, inst.Word(1)), 2u) << "workgroup memory atomic at Workgroup scope";
+                } else if (loaded_from.count(inst.Word(3)) != 0 && workgroup_pointers.count(loaded_from[inst.Word(3)]) != 0) {
+                    ++global_adds_of_workgroup_totals;
+                }
             }
         }
     }
-    EXPECT_EQ(aggregated, 2u) << lowered.text;
+    // Heap bytes and records per subgroup, records again on the overflow path, and each lane's delivered records into
+    // its table entry's counter.
+    EXPECT_EQ(workgroup_atomics, 4u) << lowered.text;
+    // Heap top, record count (fast and overflow paths) and the target's record count add workgroup totals.
+    EXPECT_EQ(global_adds_of_workgroup_totals, 4u) << lowered.text;
 }
+
 
 TEST(LoweringFeatures, RecursionAndShaderIndexBuiltinsBecomePrivate) {
     for (const char* name : {"recursion_remaining_levels.spvasm", "shader_index_builtin.spvasm", "vkd3d_basic_recursion_recursive.spvasm"}) {

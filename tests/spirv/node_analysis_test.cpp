@@ -201,6 +201,16 @@ std::vector<CorpusCase> CorpusCases() {
          1,
          std::nullopt,
          {{"output", 0, std::nullopt, 256, false, 4, false, true, false}}});
+    add({"divergent_allocate.spvasm",
+         "main",
+         kStatic,
+         {36, 1, 1},
+         U3{7, 1, 1},
+         kNone,
+         4,
+         1,
+         std::nullopt,
+         {{"Sink", 0, std::nullopt, 36, false, 8, false, true, false}}});
     add({"output_node_array_runtime_index.spvasm",
          "main",
          kStatic,

@@ -144,6 +144,7 @@ Result<bool> LaunchPass::Run(Module& module) {
     for (auto it = original_entry.begin() + 1; it != first_non_variable; ++it) e.Append(std::move(*it));
     original_entry.erase(original_entry.begin() + 1, first_non_variable);
     const std::uint32_t original_label = entry->blocks.front().label_id();
+    ctx_.entry_body_label = original_label;
 
     const std::uint32_t context_pointer =
         e.Emit(Op::OpAccessChain, ctx_.push_constant_u64_pointer, {ctx_.push_constant_var, e.U32(ctx_.push_constant_member)});

@@ -1,19 +1,24 @@
 // SPDX-License-Identifier: Apache-2.0
 // Output payloads (docs/design.md, "Lowered node semantics"):
 //   * OpAllocateNodePayloadsAMDX calls a per-output helper that looks the target node up in the output table, bumps the
-//     output half's heap and record list with atomics (one per subgroup for the per-half counters, and for the target's
-//     record count when the subgroup's lanes all name one node), bounds-checks both against the capacities, appends the record
+//     output half's heap and record list with atomics, bounds-checks both against the capacities, appends the record
 //     entries (allocation = enqueue: the spec counts allocations as enqueued when the invocation / workgroup ends, and
 //     DXC never enqueues empty outputs), counts the target's records, and on overflow or an invalid node flags the
-//     status, counts the drop and returns the trash region. Workgroup visibility: invocation 0 allocates and shares the
-//     address through workgroup memory (thread nodes treat Workgroup as Invocation: each invocation is its own group).
-//     The result is the PhysicalStorageBuffer pointer to the records.
+//     status, counts the drop and returns the trash region. Same-address atomics are aggregated: an allocation every
+//     invocation of a broadcast or coalescing workgroup provably reaches (WorkgroupUniformBlocks) reserves once per
+//     workgroup, and counts each table entry's records in workgroup memory; others once per subgroup. Workgroup
+//     visibility: invocation 0 allocates and shares the address through workgroup memory (thread nodes treat Workgroup
+//     as Invocation: each invocation is its own group). The result is the PhysicalStorageBuffer pointer to the records.
 //   * OpEnqueueNodePayloadsAMDX lowers to nothing.
 //   * OpIsNodePayloadValidAMDX: the table has a node for the index and, for the node itself, RemainingRecursionLevels > 0.
 //   * OpNodePayloadArrayLengthAMDX of an output: the allocation's (constant) payload count.
 #include <algorithm>
 #include <array>
 #include <string>
+#include <unordered_map>
+#include <unordered_set>
+#include <utility>
+#include <vector>
 
 #include "execgraph/spirv/constant_eval.h"
 #include "lowering/lowering_passes.h"
@@ -21,13 +26,97 @@
 namespace execgraph::spirv::lowering {
 namespace {
 
+bool IsTerminator(Op op) {
+    return op == Op::OpBranch || op == Op::OpBranchConditional || op == Op::OpSwitch || op == Op::OpReturn || op == Op::OpReturnValue ||
+           op == Op::OpKill || op == Op::OpUnreachable || op == Op::OpTerminateInvocation;
+}
+
+bool LeavesFunction(Op op) {
+    return op == Op::OpReturn || op == Op::OpReturnValue || op == Op::OpKill || op == Op::OpTerminateInvocation;
+}
+
+// The block's terminator and the merge instruction before it (nullptr when none); debug-line instructions may follow
+// the terminator (BasicBlock).
+std::pair<const Instruction*, const Instruction*> TerminatorAndMerge(const BasicBlock& block) {
+    const std::vector<Instruction>& insts = block.instructions;
+    for (std::size_t i = insts.size(); i-- > 1;) {
+        if (!IsTerminator(insts[i].opcode())) continue;
+        const Instruction* merge = nullptr;
+        for (std::size_t j = i; j-- > 1;) {
+            const Op op = insts[j].opcode();
+            if (op == Op::OpLine || op == Op::OpNoLine || op == Op::OpExtInst) continue;
+            if (op == Op::OpSelectionMerge || op == Op::OpLoopMerge) merge = &insts[j];
+            break;
+        }
+        return {&insts[i], merge};
+    }
+    return {nullptr, nullptr};
+}
+
+// Blocks of `function`, from `body_label` on, that every invocation of a workgroup that enters the body runs exactly
+// once: the first block, then each top-level construct's merge block, while no construct on the way holds a way out of
+// the function. In structured control flow (SPIR-V §2.11) a construct is left only through its merge block or by
+// leaving the function, so all invocations meet again at the merge. Loop headers are left out: they run once per
+// iteration. Allocations in these blocks are in workgroup-uniform control flow, as facts §16 requires of all of them;
+// this finds the ones that provably are, so that a shader breaking the rule still does not meet a workgroup barrier
+// divergently.
+std::unordered_set<std::uint32_t> WorkgroupUniformBlocks(const Function& function, std::uint32_t body_label) {
+    std::unordered_map<std::uint32_t, const BasicBlock*> blocks;
+    for (const BasicBlock& block : function.blocks) blocks[block.label_id()] = &block;
+    // Whether a way out of the function is reachable from `header`'s successors without passing `merge`. Every
+    // terminator operand that names a block counts as a successor (OpSwitch literals that happen to equal a label only
+    // make the answer more cautious).
+    auto construct_leaves_function = [&](const BasicBlock& header, std::uint32_t merge) {
+        std::vector<const BasicBlock*> work{&header};
+        std::unordered_set<std::uint32_t> seen{header.label_id(), merge};
+        while (!work.empty()) {
+            const BasicBlock* block = work.back();
+            work.pop_back();
+            const Instruction* terminator = TerminatorAndMerge(*block).first;
+            if (terminator == nullptr || LeavesFunction(terminator->opcode())) return true;
+            for (std::size_t i = 0; i < terminator->OperandWordCount(); ++i) {
+                const auto next = blocks.find(terminator->Word(i));
+                if (next != blocks.end() && seen.insert(next->first).second) work.push_back(next->second);
+            }
+        }
+        return false;
+    };
+    std::unordered_set<std::uint32_t> uniform;
+    std::unordered_set<std::uint32_t> visited;
+    std::uint32_t label = body_label;
+    while (visited.insert(label).second) {
+        const auto found = blocks.find(label);
+        if (found == blocks.end()) break;
+        const auto [terminator, merge] = TerminatorAndMerge(*found->second);
+        if (terminator == nullptr) break;
+        if (merge == nullptr || merge->opcode() != Op::OpLoopMerge) uniform.insert(label);
+        if (merge != nullptr) {
+            if (construct_leaves_function(*found->second, merge->Word(0))) break;
+            label = merge->Word(0);
+        } else if (terminator->opcode() == Op::OpBranch) {
+            label = terminator->Word(0);
+        } else {
+            break;
+        }
+    }
+    return uniform;
+}
+
+
 class OutputHelpers {
   public:
     OutputHelpers(Module& module, LoweringContext& ctx) : module_(module), ctx_(ctx) {}
 
-    std::uint32_t Allocate(std::uint32_t output, bool workgroup) {
-        std::array<std::uint32_t, 2>& fns = allocate_[output];
-        if (fns[0] == 0) fns[0] = DefineInvocationAllocate(output);
+    // The helper an allocation calls: [0] one invocation's allocation with per-subgroup reservations, [1] Workgroup
+    // visibility (invocation 0 calls [0] and shares the address), [2] Invocation visibility reserved per workgroup, for
+    // allocations in workgroup-uniform control flow (`uniform`).
+    std::uint32_t Allocate(std::uint32_t output, bool workgroup, bool uniform) {
+        std::array<std::uint32_t, 3>& fns = allocate_[output];
+        if (!workgroup && uniform && ReservesPerWorkgroup()) {
+            if (fns[2] == 0) fns[2] = DefineInvocationAllocate(output, true);
+            return fns[2];
+        }
+        if (fns[0] == 0) fns[0] = DefineInvocationAllocate(output, false);
         if (!workgroup) return fns[0];
         if (fns[1] == 0) fns[1] = DefineWorkgroupAllocate(fns[0]);
         return fns[1];
@@ -40,17 +129,31 @@ class OutputHelpers {
     }
 
   private:
+    // Invocations of the lowered workgroup (thread nodes: the batch).
+    std::uint32_t WorkgroupInvocations() const {
+        const auto& size = ctx_.info.local_size;
+        return ctx_.info.launch == LaunchKind::kThread ? ctx_.options.thread_batch_size : size[0] * size[1] * size[2];
+    }
+
+    // Whether Invocation-visibility allocations in workgroup-uniform control flow (WorkgroupUniformBlocks) reserve once
+    // per workgroup: all of a broadcast or coalescing node's invocations reach them and may meet at workgroup barriers
+    // there. Not in thread nodes: in the spec each invocation is its own workgroup, and the lowering batches unrelated
+    // records into one.
+    bool ReservesPerWorkgroup() const { return ctx_.info.launch != LaunchKind::kThread && WorkgroupInvocations() > 1; }
+
+    // Address of entry `index` (< the table's length) of the output's table.
+    std::uint32_t TableEntry(Emitter& e, std::uint32_t output, std::uint32_t index) {
+        const std::uint32_t table = e.LoadScratchU32(e.U32(offsets::kHeaderOutputTableOffset));
+        return e.Add(table, e.Mul(e.Add(index, e.Add(e.LoadU32Var(ctx_.var_output_table_base), e.U32(ctx_.options.output_table_index[output]))),
+                                  e.U32(4)));
+    }
+
     // Looks up entry `index` of the output's table: returns (valid, target) with target 0 when invalid.
     std::pair<std::uint32_t, std::uint32_t> LookUp(Emitter& e, std::uint32_t output, std::uint32_t index) {
         const std::uint32_t length = ctx_.options.output_table_length[output];
         if (length == 0) return {e.Bool(false), e.U32(0)};
         const std::uint32_t in_range = e.Less(index, e.U32(length));
-        const std::uint32_t table_index = e.SelectU32(in_range, index, e.U32(0));
-        const std::uint32_t table = e.LoadScratchU32(e.U32(offsets::kHeaderOutputTableOffset));
-        const std::uint32_t entry = e.Add(table, e.Mul(e.Add(table_index, e.Add(e.LoadU32Var(ctx_.var_output_table_base),
-                                                                                e.U32(ctx_.options.output_table_index[output]))),
-                                                       e.U32(4)));
-        const std::uint32_t raw = e.LoadScratchU32(entry);
+        const std::uint32_t raw = e.LoadScratchU32(TableEntry(e, output, e.SelectU32(in_range, index, e.U32(0))));
         const std::uint32_t valid = e.LogicalAnd(in_range, e.NotEqual(raw, e.U32(runtime::kInvalidNode)));
         return {valid, e.SelectU32(valid, raw, e.U32(0))};
     }
@@ -69,10 +172,52 @@ class OutputHelpers {
                         e.Emit(Op::OpNot, ctx_.u32, {level}));
     }
 
-    std::uint32_t DefineInvocationAllocate(std::uint32_t output) {
+    // Workgroup memory of one output's per-workgroup reservation (ReservesPerWorkgroup).
+    struct WorkgroupReservation {
+        std::uint32_t heap_bytes = 0;    // the workgroup's heap bytes, then (leader) its base in the half's heap
+        std::uint32_t records = 0;       // the workgroup's records, then (leader) its first record slot
+        std::uint32_t heap_base = 0;     // base the leader got from the half's heap top
+        std::uint32_t record_base = 0;   // first slot the leader got from the half's record count
+        std::uint32_t heap_fits = 0;     // 1 when the whole workgroup's heap range fits
+        std::uint32_t node_records = 0;  // uint[table length]: records per table entry, or 0 when counted per subgroup
+    };
+
+    // Graphs whose output table has at most this many entries count each entry's records in workgroup memory, so a
+    // workgroup adds to each target's record count once (what hand-written binning does with shared-memory counters).
+    static constexpr std::uint32_t kMaxWorkgroupCountedEntries = 256;
+
+    WorkgroupReservation CreateWorkgroupReservation(std::uint32_t output) {
+        WorkgroupReservation r;
+        auto scalar = [&]() { return CreateGlobalVariable(module_, ctx_, StorageClass::Workgroup, ctx_.u32); };
+        r.heap_bytes = scalar();
+        r.records = scalar();
+        r.heap_base = scalar();
+        r.record_base = scalar();
+        r.heap_fits = scalar();
+        const std::uint32_t length = ctx_.options.output_table_length[output];
+        if (length != 0 && length <= kMaxWorkgroupCountedEntries) {
+            r.node_records = CreateGlobalVariable(module_, ctx_, StorageClass::Workgroup, ctx_.types->GetArray(ctx_.u32, ctx_.types->GetConstantUint(length)));
+        }
+        return r;
+    }
+
+    // The graph node record count `target` has in `half` (HalfHeader::nodes[target].record_count).
+    std::uint32_t NodeRecordCount(Emitter& e, std::uint32_t half, std::uint32_t target) {
+        return e.Add(half, e.Add(e.U32(offsets::kHalfNodes + offsets::kNodeStateRecordCount), e.Mul(target, e.U32(offsets::kNodeStateSize))));
+    }
+
+    // One invocation's allocation of `count` records for table entry `index` of `output`. Per-half counters (heap top,
+    // record count, next level pass size) take one atomic per subgroup, or with `per_workgroup` (ReservesPerWorkgroup)
+    // one per workgroup: same-address atomics serialise in the L2, and a producer of one record per invocation otherwise
+    // spends most of its time there. No heap high-water mark here: the passes that retire a half (level pass, level
+    // hand-off, finish pass) take the maximum of its heap top, which counts every byte asked for.
+    std::uint32_t DefineInvocationAllocate(std::uint32_t output, bool per_workgroup) {
         FunctionBuilder b(module_, ctx_);
         const std::uint32_t stride = ctx_.options.output_record_stride[output];
         const std::uint32_t limit = OutputRecordLimit(ctx_.info.outputs[output]);
+        const std::uint32_t table_length = ctx_.options.output_table_length[output];
+        const WorkgroupReservation shared = per_workgroup ? CreateWorkgroupReservation(output) : WorkgroupReservation{};
+        const std::uint32_t shared_u32_pointer = ctx_.types->GetPointer(StorageClass::Workgroup, ctx_.u32);
         const std::uint32_t params[] = {ctx_.u32, ctx_.u32};
         return b.DefineFunction(ctx_.u64, params, [&](std::span<const std::uint32_t> p) {
             Emitter& e = b.emit();
@@ -96,53 +241,138 @@ class OutputHelpers {
                                                                                e.U32(ctx_.info.max_recursion.value_or(0))))));
             const std::uint32_t valid = e.LogicalAnd(looked_up.first, e.LogicalNot(past_recursion));
             const std::uint32_t half = e.LoadU32Var(ctx_.var_output_half);
-            // Same-address atomics serialise in the L2, so the per-half counters (heap top, record count, high water) are
-            // bumped once per subgroup: the elected (lowest active) invocation adds the subgroup's total and every
-            // invocation takes its range at the exclusive prefix of the lanes below it. Heap ranges and record slots
-            // come from the same lane order. All subgroup operations run at this function's top level, so they see
-            // exactly the invocations that called it (the caller may be in divergent control flow); per-lane
-            // conditions only mask the values.
-            const std::uint32_t elected = e.SubgroupElect();
-            auto aggregated_add = [&](std::uint32_t offset, std::uint32_t value) {
-                const std::uint32_t total = e.SubgroupReduceAdd(value);
-                const std::uint32_t prefix = e.SubgroupExclusiveAdd(value);
-                const std::uint32_t old =
-                    b.IfValue(elected, ctx_.u32, e.U32(0), [&]() { return e.AtomicScratch(Op::OpAtomicIAdd, offset, total); });
-                return e.Add(e.SubgroupBroadcastFirst(old), prefix);
-            };
-            std::uint32_t heap_old = e.U32(0);
-            std::uint32_t heap_ok = valid;
-            if (stride != 0) {
-                // Whole 16-byte units keep heap_top 16-aligned, so every record is aligned to its own alignment.
-                const std::uint32_t bytes =
-                    e.And(e.Add(e.Mul(count, e.U32(stride)), e.U32(offsets::kHeapAlignment - 1)), e.U32(~(offsets::kHeapAlignment - 1)));
-                heap_old = aggregated_add(e.Add(half, e.U32(offsets::kHalfHeapTop)), e.SelectU32(valid, bytes, e.U32(0)));
-                const std::uint32_t capacity = e.LoadScratchU32(e.U32(offsets::kHeaderHeapCapacity));
-                const std::uint32_t fits = e.LogicalAnd(e.LessEqual(heap_old, capacity), e.LessEqual(bytes, e.Sub(capacity, heap_old)));
-                heap_ok = e.LogicalAnd(valid, fits);
-                const std::uint32_t high_water = e.SubgroupReduceUMax(e.SelectU32(heap_ok, e.Add(heap_old, bytes), e.U32(0)));
-                b.If(e.LogicalAnd(elected, e.NotEqual(high_water, e.U32(0))),
-                     [&]() { e.AtomicScratch(Op::OpAtomicUMax, e.U32(offsets::kHeaderHeapHighWater), high_water); });
-            }
-            const std::uint32_t records_added = e.SelectU32(heap_ok, count, e.U32(0));
-            const std::uint32_t record_old = aggregated_add(e.Add(half, e.U32(offsets::kHalfRecordCount)), records_added);
+            // Whole 16-byte units keep heap_top 16-aligned, so every record is aligned to its own alignment.
+            const std::uint32_t bytes =
+                stride == 0 ? e.U32(0)
+                            : e.SelectU32(valid, e.And(e.Add(e.Mul(count, e.U32(stride)), e.U32(offsets::kHeapAlignment - 1)), e.U32(~(offsets::kHeapAlignment - 1))),
+                                          e.U32(0));
+            const std::uint32_t heap_capacity = stride == 0 ? 0 : e.LoadScratchU32(e.U32(offsets::kHeaderHeapCapacity));
             const std::uint32_t record_capacity = e.LoadScratchU32(e.U32(offsets::kHeaderRecordCapacity));
+            auto heap_range_fits = [&](std::uint32_t first, std::uint32_t size) {
+                return e.LogicalAnd(e.LessEqual(first, heap_capacity), e.LessEqual(size, e.Sub(heap_capacity, first)));
+            };
             // The next level pass gets one workgroup per level_pass_records_per_workgroup records of this half
-            // (HalfHeader::level_pass_workgroups): the subgroup whose slots cross into a new such block raises the count
-            // to cover its end, so one atomic in every few subgroups, and the maximum covers the last record.
-            {
-                const std::uint32_t subgroup_end =
-                    e.Min(e.SubgroupReduceUMax(e.SelectU32(e.NotEqual(records_added, e.U32(0)), e.Add(record_old, records_added), e.U32(0))),
-                          record_capacity);
-                const std::uint32_t subgroup_begin = e.Min(e.SubgroupBroadcastFirst(record_old), subgroup_end);
-                const std::uint32_t per_workgroup = e.U32(std::max<std::uint32_t>(ctx_.options.level_pass_records_per_workgroup, 1));
+            // (HalfHeader::level_pass_workgroups): the reservation whose slots cross into a new such block raises the count
+            // to cover its end, and the maximum covers the last record.
+            auto raise_level_pass_workgroups = [&](std::uint32_t first_slot, std::uint32_t slots) {
+                const std::uint32_t end = e.Min(e.Add(first_slot, slots), record_capacity);
+                const std::uint32_t begin = e.Min(first_slot, end);
+                const std::uint32_t per_workgroup_records = e.U32(std::max<std::uint32_t>(ctx_.options.level_pass_records_per_workgroup, 1));
                 auto blocks = [&](std::uint32_t records) {
-                    return e.Min(e.Div(e.Add(records, e.Sub(per_workgroup, e.U32(1))), per_workgroup), e.U32(runtime::kDispatchSplitWidth));
+                    return e.Min(e.Div(e.Add(records, e.Sub(per_workgroup_records, e.U32(1))), per_workgroup_records),
+                                 e.U32(runtime::kDispatchSplitWidth));
                 };
-                const std::uint32_t workgroups = blocks(subgroup_end);
-                b.If(e.LogicalAnd(elected, e.Less(blocks(subgroup_begin), workgroups)), [&]() {
+                const std::uint32_t workgroups = blocks(end);
+                b.If(e.Less(blocks(begin), workgroups), [&]() {
                     e.AtomicScratch(Op::OpAtomicUMax, e.Add(half, e.U32(offsets::kHalfLevelPassWorkgroups)), workgroups);
                 });
+            };
+            // All subgroup operations run at this function's top level (or in workgroup-uniform branches), so they see
+            // exactly the invocations that called it; per-lane conditions only mask the values.
+            const std::uint32_t elected = e.SubgroupElect();
+            std::uint32_t heap_old = e.U32(0), heap_ok = valid, records_added = 0, record_old = 0;
+            // Each table entry's workgroup counter (WorkgroupReservation::node_records) belongs to invocations
+            // local_index + k * workgroup size, which zero it before the reservation and read it after: the same
+            // invocation, so consecutive allocations need no extra barrier between them.
+            const std::uint32_t workgroup_size = WorkgroupInvocations();
+            auto for_owned_entries = [&](auto body) {
+                const std::uint32_t rounds = (table_length + workgroup_size - 1) / workgroup_size;
+                b.For(e.U32(rounds), [&](std::uint32_t round) {
+                    const std::uint32_t entry = e.Add(e.Load(ctx_.u32, ctx_.builtin_local_invocation_index), e.Mul(round, e.U32(workgroup_size)));
+                    b.If(e.Less(entry, e.U32(table_length)), [&]() {
+                        body(entry, e.Emit(Op::OpAccessChain, shared_u32_pointer, {shared.node_records, entry}));
+                    });
+                });
+            };
+            if (per_workgroup) {
+                // One reservation per workgroup: subgroups take their ranges of the workgroup's totals with workgroup-
+                // memory atomics, then invocation 0 reserves the totals in the half. Lanes keep the subgroup's lane
+                // order, subgroups the order their atomics happened in.
+                const std::uint32_t leader = e.Equal(e.Load(ctx_.u32, ctx_.builtin_local_invocation_index), e.U32(0));
+                b.If(leader, [&]() {
+                    e.Store(shared.heap_bytes, e.U32(0));
+                    e.Store(shared.records, e.U32(0));
+                });
+                if (shared.node_records != 0) for_owned_entries([&](std::uint32_t, std::uint32_t counter) { e.Store(counter, e.U32(0)); });
+                e.WorkgroupBarrier();
+                // Records of lanes whose heap range fails are not listed; until the leader knows, every valid lane
+                // asks for all of its records (if the whole range fits, that is the answer).
+                const std::uint32_t asked = e.SelectU32(valid, count, e.U32(0));
+                auto subgroup_range = [&](std::uint32_t counter, std::uint32_t value) {
+                    const std::uint32_t total = e.SubgroupReduceAdd(value);
+                    const std::uint32_t prefix = e.SubgroupExclusiveAdd(value);
+                    const std::uint32_t first =
+                        b.IfValue(elected, ctx_.u32, e.U32(0), [&]() { return e.AtomicWorkgroup(Op::OpAtomicIAdd, counter, total); });
+                    return e.Add(e.SubgroupBroadcastFirst(first), prefix);
+                };
+                const std::uint32_t local_heap = stride == 0 ? e.U32(0) : subgroup_range(shared.heap_bytes, bytes);
+                const std::uint32_t local_records = subgroup_range(shared.records, asked);
+                e.WorkgroupBarrier();
+                b.If(leader, [&]() {
+                    const std::uint32_t heap_total = e.Load(ctx_.u32, shared.heap_bytes);
+                    const std::uint32_t record_total = e.Load(ctx_.u32, shared.records);
+                    std::uint32_t base = e.U32(0), fits = e.Bool(true);
+                    if (stride != 0) {
+                        base = b.IfValue(e.NotEqual(heap_total, e.U32(0)), ctx_.u32, e.U32(0), [&]() {
+                            return e.AtomicScratch(Op::OpAtomicIAdd, e.Add(half, e.U32(offsets::kHalfHeapTop)), heap_total);
+                        });
+                        fits = heap_range_fits(base, heap_total);
+                    }
+                    e.Store(shared.heap_base, base);
+                    e.Store(shared.heap_fits, e.SelectU32(fits, e.U32(1), e.U32(0)));
+                    b.If(fits, [&]() {
+                        const std::uint32_t first = b.IfValue(e.NotEqual(record_total, e.U32(0)), ctx_.u32, e.U32(0), [&]() {
+                            return e.AtomicScratch(Op::OpAtomicIAdd, e.Add(half, e.U32(offsets::kHalfRecordCount)), record_total);
+                        });
+                        e.Store(shared.record_base, first);
+                        raise_level_pass_workgroups(first, record_total);
+                    });
+                });
+                e.WorkgroupBarrier();
+                heap_old = e.Add(e.Load(ctx_.u32, shared.heap_base), local_heap);
+                if (stride != 0) heap_ok = e.LogicalAnd(valid, heap_range_fits(heap_old, bytes));
+                records_added = e.SelectU32(heap_ok, count, e.U32(0));
+                // The workgroup's heap range does not fit (the half overflows; workgroup-uniform): only the lanes whose
+                // own range fits list records, so the record range is reserved again for just those.
+                const std::uint32_t overflowed = e.Equal(e.Load(ctx_.u32, shared.heap_fits), e.U32(0));
+                const std::uint32_t lane_records = b.IfValue(overflowed, ctx_.u32, local_records, [&]() {
+                    b.If(leader, [&]() { e.Store(shared.records, e.U32(0)); });
+                    e.WorkgroupBarrier();
+                    const std::uint32_t retaken = subgroup_range(shared.records, records_added);
+                    e.WorkgroupBarrier();
+                    b.If(leader, [&]() {
+                        const std::uint32_t record_total = e.Load(ctx_.u32, shared.records);
+                        const std::uint32_t first = b.IfValue(e.NotEqual(record_total, e.U32(0)), ctx_.u32, e.U32(0), [&]() {
+                            return e.AtomicScratch(Op::OpAtomicIAdd, e.Add(half, e.U32(offsets::kHalfRecordCount)), record_total);
+                        });
+                        e.Store(shared.record_base, first);
+                        raise_level_pass_workgroups(first, record_total);
+                    });
+                    e.WorkgroupBarrier();
+                    return retaken;
+                });
+                record_old = e.Add(e.Load(ctx_.u32, shared.record_base), lane_records);
+            } else {
+                // Same-address atomics serialise in the L2, so the per-half counters are bumped once per subgroup: the
+                // elected (lowest active) invocation adds the subgroup's total and every invocation takes its range at
+                // the exclusive prefix of the lanes below it. Heap ranges and record slots come from the same lane order.
+                auto aggregated_add = [&](std::uint32_t offset, std::uint32_t value) {
+                    const std::uint32_t total = e.SubgroupReduceAdd(value);
+                    const std::uint32_t prefix = e.SubgroupExclusiveAdd(value);
+                    const std::uint32_t old =
+                        b.IfValue(elected, ctx_.u32, e.U32(0), [&]() { return e.AtomicScratch(Op::OpAtomicIAdd, offset, total); });
+                    return e.Add(e.SubgroupBroadcastFirst(old), prefix);
+                };
+                if (stride != 0) {
+                    heap_old = aggregated_add(e.Add(half, e.U32(offsets::kHalfHeapTop)), bytes);
+                    heap_ok = e.LogicalAnd(valid, heap_range_fits(heap_old, bytes));
+                }
+                records_added = e.SelectU32(heap_ok, count, e.U32(0));
+                record_old = aggregated_add(e.Add(half, e.U32(offsets::kHalfRecordCount)), records_added);
+                const std::uint32_t subgroup_end =
+                    e.SubgroupReduceUMax(e.SelectU32(e.NotEqual(records_added, e.U32(0)), e.Add(record_old, records_added), e.U32(0)));
+                const std::uint32_t subgroup_begin = e.Min(e.SubgroupBroadcastFirst(record_old), subgroup_end);
+                b.If(elected, [&]() { raise_level_pass_workgroups(subgroup_begin, e.Sub(subgroup_end, subgroup_begin)); });
             }
             const std::uint32_t room = e.SelectU32(e.Less(record_old, record_capacity), e.Sub(record_capacity, record_old), e.U32(0));
             const std::uint32_t delivered = e.SelectU32(heap_ok, e.Min(count, room), e.U32(0));
@@ -152,20 +382,33 @@ class OutputHelpers {
                                  e.U32(runtime::kStatusInvalidNodeIndex)),
                      e.SelectU32(e.LogicalAnd(valid, e.LogicalNot(heap_ok)), e.U32(runtime::kStatusHeapOverflow), e.U32(0))),
                 e.SelectU32(e.LogicalAnd(heap_ok, e.Less(delivered, count)), e.U32(runtime::kStatusRecordListOverflow), e.U32(0)));
-            // The target's record count: one atomic per subgroup when every calling lane names the same node (the
-            // common case), else one per lane. Both subgroup operations run unconditionally; only the atomic is masked.
-            const std::uint32_t same_target = e.SubgroupAllEqual(target);
-            const std::uint32_t subgroup_delivered = e.SubgroupReduceAdd(delivered);
-            const std::uint32_t target_add = e.SelectU32(same_target, subgroup_delivered, delivered);
-            const std::uint32_t adds = e.Select(ctx_.bool_type, same_target, elected, e.Bool(true));
             // Records lost for a real node are charged to it; an index that names no node is this node's fault.
             const std::uint32_t charged = e.SelectU32(looked_up.first, target, e.LoadU32Var(ctx_.var_node_index));
             b.If(e.NotEqual(dropped, e.U32(0)), [&]() { ReportDrop(e, charged, flags, dropped); });
-            b.If(e.LogicalAnd(adds, e.NotEqual(target_add, e.U32(0))), [&]() {
-                const std::uint32_t state =
-                    e.Add(half, e.Add(e.U32(offsets::kHalfNodes + offsets::kNodeStateRecordCount), e.Mul(target, e.U32(offsets::kNodeStateSize))));
-                e.AtomicScratch(Op::OpAtomicIAdd, state, target_add);
-            });
+            if (shared.node_records != 0) {
+                // Each table entry's records are summed in workgroup memory and added to its node once per workgroup
+                // (delivered > 0 implies a valid entry, so `p[1]` indexes the table).
+                b.If(e.NotEqual(delivered, e.U32(0)), [&]() {
+                    e.AtomicWorkgroup(Op::OpAtomicIAdd, e.Emit(Op::OpAccessChain, shared_u32_pointer, {shared.node_records, p[1]}), delivered);
+                });
+                e.WorkgroupBarrier();
+                for_owned_entries([&](std::uint32_t entry, std::uint32_t counter) {
+                    const std::uint32_t entry_records = e.Load(ctx_.u32, counter);
+                    b.If(e.NotEqual(entry_records, e.U32(0)), [&]() {
+                        e.AtomicScratch(Op::OpAtomicIAdd, NodeRecordCount(e, half, e.LoadScratchU32(TableEntry(e, output, entry))), entry_records);
+                    });
+                });
+            } else {
+                // The target's record count: one atomic per subgroup when every calling lane names the same node (the
+                // common case), else one per lane. Both subgroup operations run unconditionally; only the atomic is
+                // masked.
+                const std::uint32_t same_target = e.SubgroupAllEqual(target);
+                const std::uint32_t subgroup_delivered = e.SubgroupReduceAdd(delivered);
+                const std::uint32_t target_add = e.SelectU32(same_target, subgroup_delivered, delivered);
+                const std::uint32_t adds = e.Select(ctx_.bool_type, same_target, elected, e.Bool(true));
+                b.If(e.LogicalAnd(adds, e.NotEqual(target_add, e.U32(0))),
+                     [&]() { e.AtomicScratch(Op::OpAtomicIAdd, NodeRecordCount(e, half, target), target_add); });
+            }
             // Self-enqueues carry the depth one further (RemainingRecursionLevels = max_recursion - depth).
             const std::uint32_t depth = e.SelectU32(e.Equal(target, e.LoadU32Var(ctx_.var_node_index)),
                                                     e.Add(e.LoadU32Var(ctx_.var_recursion_depth), e.U32(1)), e.U32(0));
@@ -218,7 +461,7 @@ class OutputHelpers {
 
     Module& module_;
     LoweringContext& ctx_;
-    std::unordered_map<std::uint32_t, std::array<std::uint32_t, 2>> allocate_;
+    std::unordered_map<std::uint32_t, std::array<std::uint32_t, 3>> allocate_;
     std::unordered_map<std::uint32_t, std::uint32_t> valid_;
 };
 
@@ -273,8 +516,13 @@ Result<bool> LowerOutputsPass::Run(Module& module) {
     };
 
     bool changed = false;
+    const Function* entry = FindFunction(module, ctx_.info.entry_point_id);
     for (Function& function : module.mutable_functions()) {
+        // Allocations in called functions keep per-subgroup reservations: their calls are not analysed.
+        const std::unordered_set<std::uint32_t> uniform_blocks =
+            &function == entry ? WorkgroupUniformBlocks(function, ctx_.entry_body_label) : std::unordered_set<std::uint32_t>{};
         for (BasicBlock& block : function.blocks) {
+            const bool uniform = uniform_blocks.count(block.label_id()) != 0;
             std::vector<Instruction> rewritten;
             rewritten.reserve(block.instructions.size());
             for (Instruction& inst : block.instructions) {
@@ -298,7 +546,7 @@ Result<bool> LowerOutputsPass::Run(Module& module) {
                         const std::uint32_t index = ToUint32(module, ctx_, result_types, rewritten, inst.Word(2));
                         if (count == 0 || index == 0) return Error{kNoWordOffset, "allocation count or node index is not an integer"};
                         Instruction call(Op::OpFunctionCall, ctx_.u64, module.TakeNextId());
-                        call.AddId(helpers.Allocate(*output, workgroup)).AddId(count).AddId(index);
+                        call.AddId(helpers.Allocate(*output, workgroup, uniform)).AddId(count).AddId(index);
                         const std::uint32_t address = call.result_id();
                         rewritten.push_back(std::move(call));
                         Instruction convert(Op::OpConvertUToPtr, *pointer, inst.result_id());

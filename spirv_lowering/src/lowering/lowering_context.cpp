@@ -81,6 +81,17 @@ std::uint32_t Emitter::AtomicScratch(Op op, std::uint32_t offset, std::uint32_t 
     return result;
 }
 
+std::uint32_t Emitter::AtomicWorkgroup(Op op, std::uint32_t pointer, std::uint32_t value) {
+    Instruction inst(op, ctx_.u32, module_.TakeNextId());
+    inst.AddId(pointer)
+        .AddWord(U32(kScopeWorkgroup), OperandKind::IdScope)
+        .AddWord(U32(0), OperandKind::IdMemorySemantics)
+        .AddId(value);
+    const std::uint32_t result = inst.result_id();
+    out_->push_back(std::move(inst));
+    return result;
+}
+
 std::uint32_t Emitter::SubgroupArithmetic(Op op, GroupOperation operation, std::uint32_t value) {
     Instruction inst(op, ctx_.u32, module_.TakeNextId());
     inst.AddWord(U32(kScopeSubgroup), OperandKind::IdScope).AddEnum(OperandKind::GroupOperation, operation).AddId(value);

@@ -123,6 +123,10 @@ struct LoweringContext {
     std::uint32_t var_input_count = 0;        // records this workgroup (coalescing) / invocation consumes
     std::uint32_t var_recursion_depth = 0;    // recursion depth of record 0
 
+    // First block of the node's own code in the entry point, after the prologue the launch pass puts before it (which
+    // only returns whole workgroups).
+    std::uint32_t entry_body_label = 0;
+
     // Real (unremapped) built-in Input variables the runtime code reads.
     std::uint32_t builtin_workgroup_id = 0;
     std::uint32_t builtin_local_invocation_index = 0;
@@ -200,6 +204,9 @@ class Emitter {
     void StoreScratchU32(std::uint32_t offset, std::uint32_t value);
     // Device-scope relaxed atomics: ordering between producer and consumer levels comes from the scheduler's barriers.
     std::uint32_t AtomicScratch(Op op, std::uint32_t offset, std::uint32_t value);
+    // Workgroup-scope relaxed atomic on a uint32 Workgroup variable (or element pointer): the workgroup barriers around
+    // its uses order it.
+    std::uint32_t AtomicWorkgroup(Op op, std::uint32_t pointer, std::uint32_t value);
 
     // Subgroup operations over the invocations that execute them (GroupNonUniform*, Subgroup scope). Callers emit them
     // where every invocation that reached the enclosing call executes them, never under a per-invocation condition.
