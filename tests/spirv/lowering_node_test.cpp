@@ -372,35 +372,34 @@ TEST(LoweringFeatures, UniformAllocationReservesOncePerWorkgroup) {
     EXPECT_EQ(CountOf(lowered.text, "OpControlBarrier"), kPerWorkgroupReservationBarriers + kLevelHandOffBarriers) << lowered.text;
     EXPECT_EQ(CountOf(lowered.text, "OpGroupNonUniformAllEqual"), 0u) << lowered.text;  // per-entry counts instead
     std::unordered_set<std::uint32_t> workgroup_pointers;  // Workgroup variables and access chains into them
-    std::unordered_map<std::uint32_t, std::uint32_t> loaded_from;  // OpLoad result -> pointer
+    std::unordered_set<std::uint32_t> workgroup_atomic_results;
     for (const Instruction& inst : lowered.module.section(Section::kTypesValues)) {
         if (inst.opcode() == Op::OpVariable && inst.Word(0) == static_cast<std::uint32_t>(StorageClass::Workgroup)) {
             workgroup_pointers.insert(inst.result_id());
         }
     }
-    std::size_t workgroup_atomics = 0, global_adds_of_workgroup_totals = 0;
+    std::size_t global_adds_of_workgroup_totals = 0;
     for (const Function& function : lowered.module.functions()) {
         for (const BasicBlock& block : function.blocks) {
             for (const Instruction& inst : block.instructions) {
                 if (inst.opcode() == Op::OpAccessChain && workgroup_pointers.count(inst.Word(0)) != 0) workgroup_pointers.insert(inst.result_id());
-                if (inst.opcode() == Op::OpLoad) loaded_from[inst.result_id()] = inst.Word(0);
                 if (inst.opcode() != Op::OpAtomicIAdd) continue;
                 if (workgroup_pointers.count(inst.Word(0)) != 0) {
-                    ++workgroup_atomics;
+                    workgroup_atomic_results.insert(inst.result_id());
                     EXPECT_EQ(*EvaluateUint32(lowered.module, inst.Word(1)), 2u) << "workgroup memory atomic at Workgroup scope";
-                } else if (loaded_from.count(inst.Word(3)) != 0 && workgroup_pointers.count(loaded_from[inst.Word(3)]) != 0) {
+                } else if (workgroup_atomic_results.count(inst.Word(3)) != 0) {
                     ++global_adds_of_workgroup_totals;
                 }
             }
         }
     }
-    // Heap bytes and records per subgroup, records again on the overflow path, and each lane's delivered records into
-    // its table entry's counter.
-    EXPECT_EQ(workgroup_atomics, 4u) << lowered.text;
+    // Adds: heap bytes and records per subgroup, records again on the overflow path, each lane's delivered records into
+    // its table entry's counter. Reads (atomic adds of 0, ReadWorkgroupCounter): the heap and record totals, the records
+    // again on the overflow path, the entry's counter.
+    EXPECT_EQ(workgroup_atomic_results.size(), 8u) << lowered.text;
     // Heap top, record count (fast and overflow paths) and the target's record count add workgroup totals.
     EXPECT_EQ(global_adds_of_workgroup_totals, 4u) << lowered.text;
 }
-
 
 TEST(LoweringFeatures, RecursionAndShaderIndexBuiltinsBecomePrivate) {
     for (const char* name : {"recursion_remaining_levels.spvasm", "shader_index_builtin.spvasm", "vkd3d_basic_recursion_recursive.spvasm"}) {

@@ -201,6 +201,12 @@ class OutputHelpers {
         return r;
     }
 
+    // Reads a workgroup counter that several subgroups added to before a workgroup barrier. With an atomic, not a load:
+    // on NVIDIA 580 a plain load after the barrier returned only the reading invocation's own subgroup's add in some
+    // shaders (the compute rasteriser's setup node lost most of its records; docs/performance.md), though the barrier
+    // orders the adds before it.
+    std::uint32_t ReadWorkgroupCounter(Emitter& e, std::uint32_t counter) { return e.AtomicWorkgroup(Op::OpAtomicIAdd, counter, e.U32(0)); }
+
     // The graph node record count `target` has in `half` (HalfHeader::nodes[target].record_count).
     std::uint32_t NodeRecordCount(Emitter& e, std::uint32_t half, std::uint32_t target) {
         return e.Add(half, e.Add(e.U32(offsets::kHalfNodes + offsets::kNodeStateRecordCount), e.Mul(target, e.U32(offsets::kNodeStateSize))));
@@ -309,8 +315,8 @@ class OutputHelpers {
                 const std::uint32_t local_records = subgroup_range(shared.records, asked);
                 e.WorkgroupBarrier();
                 b.If(leader, [&]() {
-                    const std::uint32_t heap_total = e.Load(ctx_.u32, shared.heap_bytes);
-                    const std::uint32_t record_total = e.Load(ctx_.u32, shared.records);
+                    const std::uint32_t heap_total = ReadWorkgroupCounter(e, shared.heap_bytes);
+                    const std::uint32_t record_total = ReadWorkgroupCounter(e, shared.records);
                     std::uint32_t base = e.U32(0), fits = e.Bool(true);
                     if (stride != 0) {
                         base = b.IfValue(e.NotEqual(heap_total, e.U32(0)), ctx_.u32, e.U32(0), [&]() {
@@ -341,7 +347,7 @@ class OutputHelpers {
                     const std::uint32_t retaken = subgroup_range(shared.records, records_added);
                     e.WorkgroupBarrier();
                     b.If(leader, [&]() {
-                        const std::uint32_t record_total = e.Load(ctx_.u32, shared.records);
+                        const std::uint32_t record_total = ReadWorkgroupCounter(e, shared.records);
                         const std::uint32_t first = b.IfValue(e.NotEqual(record_total, e.U32(0)), ctx_.u32, e.U32(0), [&]() {
                             return e.AtomicScratch(Op::OpAtomicIAdd, e.Add(half, e.U32(offsets::kHalfRecordCount)), record_total);
                         });
@@ -393,7 +399,7 @@ class OutputHelpers {
                 });
                 e.WorkgroupBarrier();
                 for_owned_entries([&](std::uint32_t entry, std::uint32_t counter) {
-                    const std::uint32_t entry_records = e.Load(ctx_.u32, counter);
+                    const std::uint32_t entry_records = ReadWorkgroupCounter(e, counter);
                     b.If(e.NotEqual(entry_records, e.U32(0)), [&]() {
                         e.AtomicScratch(Op::OpAtomicIAdd, NodeRecordCount(e, half, e.LoadScratchU32(TableEntry(e, output, entry))), entry_records);
                     });
