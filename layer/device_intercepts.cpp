@@ -1,4 +1,5 @@
 // Device creation and the core device commands that carry AMDX values on emulating devices.
+#include <algorithm>
 #include <cstddef>
 #include <cstring>
 #include <memory>
@@ -196,6 +197,13 @@ VKAPI_ATTR VkResult VKAPI_CALL CreateDevice(VkPhysicalDevice physicalDevice, con
         state->level_pass_records_per_workgroup = records_per_workgroup != 0
                                                       ? records_per_workgroup
                                                       : LevelPassRecordsPerWorkgroupFor(instance->SupportOf(physicalDevice).device_type);
+        VkPhysicalDeviceProperties properties;
+        instance->dispatch.GetPhysicalDeviceProperties(physicalDevice, &properties);
+        const uint32_t batch = instance->settings.thread_batch_size != 0 ? instance->settings.thread_batch_size
+                                                                         : ThreadBatchSizeFor(instance->SupportOf(physicalDevice).device_type);
+        // A batch is one lowered workgroup: it must fit the device's workgroup limits.
+        state->thread_batch_size = std::clamp<uint32_t>(
+            batch, 1u, std::min(properties.limits.maxComputeWorkGroupSize[0], properties.limits.maxComputeWorkGroupInvocations));
         VkPhysicalDeviceMemoryProperties memory;
         instance->dispatch.GetPhysicalDeviceMemoryProperties(physicalDevice, &memory);
         const LayerSettings& settings = state->instance->settings;

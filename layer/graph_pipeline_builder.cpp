@@ -599,6 +599,7 @@ GraphBuildResult BuildExecutionGraphPipeline(DeviceState& device, VkPipelineCach
         for (const spirv::NodeOutputInfo& output : node.info.outputs) options.output_record_stride.push_back(RecordStride(output.record));
         options.input_record_stride = graph->static_infos[n].record_stride;
         options.level_pass_records_per_workgroup = device.level_pass_records_per_workgroup;
+        options.thread_batch_size = device.thread_batch_size;
         options.validate = device.instance->settings.validate_lowered_shaders;
         options.optimize = device.instance->settings.optimize_lowered_shaders;
         for (const spirv::NodeOutputInfo& output : node.info.outputs) {

@@ -92,6 +92,17 @@ inline constexpr uint32_t LevelPassRecordsPerWorkgroupFor(VkPhysicalDeviceType t
     return type == VK_PHYSICAL_DEVICE_TYPE_CPU ? kLevelPassRecordsPerWorkgroupCpu : kLevelPassRecordsPerWorkgroupGpu;
 }
 
+// Records per lowered workgroup of a thread node (LoweringOptions::thread_batch_size). Every workgroup of a level ends
+// with the level hand-off's counter atomic (LevelHandOffPass), so larger batches take fewer of those. On an H100, 64
+// against 32 took thread_launch from 742 to 701 µs, fan_out_tree from 269 to 251 and append_rate from 570 to 551, and
+// recursion (a few records per level) from 124 to 128; 128 and 256 gained no more and slowed recursion further
+// (docs/performance.md). lavapipe showed no difference beyond its noise, so CPU devices keep 32.
+inline constexpr uint32_t kThreadBatchSizeGpu = 64;
+inline constexpr uint32_t kThreadBatchSizeCpu = 32;
+inline constexpr uint32_t ThreadBatchSizeFor(VkPhysicalDeviceType type) {
+    return type == VK_PHYSICAL_DEVICE_TYPE_CPU ? kThreadBatchSizeCpu : kThreadBatchSizeGpu;
+}
+
 // One indirect dispatch of a level: a node, or a dispatch group of consecutive nodes that share one lowered pipeline
 // (docs/design.md, "Dispatch groups"), dispatched together through its first node's arguments.
 struct LevelDispatch {

@@ -51,6 +51,10 @@ constexpr SettingDescriptor kSettingDescriptors[] = {
      "Records each workgroup of the scheduler's level pass scatters: the producers of a level size that pass with one "
      "workgroup per this many records. 0: chosen by device type (512 on GPUs, 1048576 on CPU devices).",
      SettingField<&LayerSettings::level_pass_records_per_workgroup>()},
+    {"thread_batch_size", "0",
+     "Records one workgroup of a lowered thread node runs. 0: chosen by device type (see docs/settings.md); otherwise "
+     "at most the device's maxComputeWorkGroupSize[0] and maxComputeWorkGroupInvocations.",
+     SettingField<&LayerSettings::thread_batch_size>()},
     {"direct_levels", "true",
      "Run a level whose records all go to one thread, coalescing or static broadcast node without a level pass: the last workgroup of the "
      "level before prepares it, so it follows after one barrier. false: every level has a level pass (for comparisons).",
