@@ -19,24 +19,46 @@ using LaunchKinds = GraphTest;
 
 // The level pass's width (setting level_pass_records_per_workgroup) set before the fixture's instance reads the
 // settings: base classes are constructed in declaration order.
-struct LevelPassWidthSetting {
-    static constexpr const char* kVariable = "VK_EXECGRAPH_SHADER_ENQUEUE_LEVEL_PASS_RECORDS_PER_WORKGROUP";
-    explicit LevelPassWidthSetting(uint32_t records_per_workgroup) {
-        setenv(kVariable, std::to_string(records_per_workgroup).c_str(), 1);
+// Scheduler settings these tests vary: the level pass's records per workgroup and the thread-node batch size (0: the
+// device default), set through the environment before the fixture's instance is created.
+struct SchedulerSettings {
+    uint32_t level_pass_records_per_workgroup = 0;
+    uint32_t thread_batch_size = 0;
+};
+
+struct SchedulerSettingsEnvironment {
+    static constexpr const char* kLevelPassWidth = "VK_EXECGRAPH_SHADER_ENQUEUE_LEVEL_PASS_RECORDS_PER_WORKGROUP";
+    static constexpr const char* kThreadBatch = "VK_EXECGRAPH_SHADER_ENQUEUE_THREAD_BATCH_SIZE";
+    explicit SchedulerSettingsEnvironment(const SchedulerSettings& settings) {
+        setenv(kLevelPassWidth, std::to_string(settings.level_pass_records_per_workgroup).c_str(), 1);
+        setenv(kThreadBatch, std::to_string(settings.thread_batch_size).c_str(), 1);
     }
-    ~LevelPassWidthSetting() { unsetenv(kVariable); }
+    ~SchedulerSettingsEnvironment() {
+        unsetenv(kLevelPassWidth);
+        unsetenv(kThreadBatch);
+    }
 };
 
 // Tests whose levels have tens to hundreds of records, with the level pass lavapipe runs (one workgroup: the CPU
 // default) and with three records per workgroup, so that the producers' sizing of the pass (HalfHeader::
-// level_pass_workgroups: entry pass and lowered allocations) and the hand-off between its workgroups run on lavapipe too.
-class LaunchKindsByLevelPassWidth : private LevelPassWidthSetting, public GraphTest, public ::testing::WithParamInterface<uint32_t> {
+// level_pass_workgroups: entry pass and lowered allocations) and the hand-off between its workgroups run on lavapipe too;
+// and with thread-node batches of 1 and 7 records (partial batches everywhere, a subgroup split across batches).
+class LaunchKindsBySchedulerSettings : private SchedulerSettingsEnvironment,
+                                       public GraphTest,
+                                       public ::testing::WithParamInterface<SchedulerSettings> {
   protected:
-    LaunchKindsByLevelPassWidth() : LevelPassWidthSetting(GetParam()) {}
+    LaunchKindsBySchedulerSettings() : SchedulerSettingsEnvironment(GetParam()) {}
 };
-INSTANTIATE_TEST_SUITE_P(RecordsPerWorkgroup, LaunchKindsByLevelPassWidth, ::testing::Values(0u, 3u),
-                         [](const ::testing::TestParamInfo<uint32_t>& info) {
-                             return info.param == 0 ? std::string("DeviceDefault") : "Records" + std::to_string(info.param);
+INSTANTIATE_TEST_SUITE_P(Settings, LaunchKindsBySchedulerSettings,
+                         ::testing::Values(SchedulerSettings{0, 0}, SchedulerSettings{3, 0}, SchedulerSettings{0, 1},
+                                           SchedulerSettings{3, 7}),
+                         [](const ::testing::TestParamInfo<SchedulerSettings>& info) {
+                             const SchedulerSettings& s = info.param;
+                             if (s.level_pass_records_per_workgroup == 0 && s.thread_batch_size == 0) return std::string("DeviceDefault");
+                             std::string name;
+                             if (s.level_pass_records_per_workgroup != 0) name += "Records" + std::to_string(s.level_pass_records_per_workgroup);
+                             if (s.thread_batch_size != 0) name += "ThreadBatch" + std::to_string(s.thread_batch_size);
+                             return name;
                          });
 
 uint64_t Sum(const std::vector<uint32_t>& values) { return std::accumulate(values.begin(), values.end(), uint64_t{0}); }
@@ -196,7 +218,7 @@ TEST_F(LaunchKinds, DispatchGroupSpansTheSplitWidthAndSkipsAnEmptyMember) {
 // B[node_idx] (output_node_array_runtime_index, whose output array has 4 nodes), here 24 to B[1], 16 to B[3] and none
 // to the others: the first member and the twelve last ones (never reachable) have no work. Each sink adds what it received at UAV[2 * ShaderIndexAMDX] and counts it at the
 // next word, so a workgroup that ran as the wrong member, or twice, shows up.
-TEST_P(LaunchKindsByLevelPassWidth, DispatchGroupMembersWithUnevenAndNoWork) {
+TEST_P(LaunchKindsBySchedulerSettings, DispatchGroupMembersWithUnevenAndNoWork) {
     struct Rec {
         uint32_t node_idx, value;
     };
@@ -250,7 +272,7 @@ TEST_F(LaunchKinds, CoalescingBatchesOfOneTwoAndThree) {
     ExpectUav(uav, CoalescedExpected());
 }
 
-TEST_P(LaunchKindsByLevelPassWidth, ThreadNode256Records) {
+TEST_P(LaunchKindsBySchedulerSettings, ThreadNode256Records) {
     std::vector<IdxValue> records;
     std::vector<uint32_t> expected(1024, 0);
     for (uint32_t i = 0; i < 256; ++i) {
@@ -266,7 +288,7 @@ TEST_P(LaunchKindsByLevelPassWidth, ThreadNode256Records) {
 // A dispatch group of three thread nodes (one module, main[0..2]) whose records come in batches of 32 per workgroup:
 // main[0] gets 40 records (two workgroups, the second partial), main[1] none, main[2] 100 (four). Each workgroup of the
 // group's one dispatch must find its member, and each invocation its record within the member's batches.
-TEST_P(LaunchKindsByLevelPassWidth, DispatchGroupOfThreadNodesWithPartialBatches) {
+TEST_P(LaunchKindsBySchedulerSettings, DispatchGroupOfThreadNodesWithPartialBatches) {
     std::vector<IdxValue> first, third;
     std::vector<uint32_t> expected(1024, 0);
     for (uint32_t i = 0; i < 40; ++i) first.push_back({i * 7, 1000 + i});
@@ -284,7 +306,7 @@ TEST_P(LaunchKindsByLevelPassWidth, DispatchGroupOfThreadNodesWithPartialBatches
 
 // The same group with records for main[1] only: the level's sole consumer reads the record list as its directory
 // (level.comp, SoleConsumer) while it runs inside the group's dispatch.
-TEST_P(LaunchKindsByLevelPassWidth, DispatchGroupWhoseMiddleMemberIsTheLevelsSoleConsumer) {
+TEST_P(LaunchKindsBySchedulerSettings, DispatchGroupWhoseMiddleMemberIsTheLevelsSoleConsumer) {
     std::vector<IdxValue> records;
     std::vector<uint32_t> expected(1024, 0);
     for (uint32_t i = 0; i < 70; ++i) {
@@ -298,7 +320,7 @@ TEST_P(LaunchKindsByLevelPassWidth, DispatchGroupWhoseMiddleMemberIsTheLevelsSol
     ExpectUav(uav, expected);
 }
 
-TEST_P(LaunchKindsByLevelPassWidth, ThreadFeedsDynamicBroadcast) {
+TEST_P(LaunchKindsBySchedulerSettings, ThreadFeedsDynamicBroadcast) {
     TestBuffer& uav = Uav(1024);
     RunGraph({{ReadModule("thread_forward_grid"), "main", "Entry"},
               {ReadCorpus("broadcast_dynamic_grid_uint2_offset4"), "main", "Grid"}},
@@ -319,7 +341,7 @@ TEST_F(LaunchKinds, StaticBroadcastFeedsCoalescing) {
     ExpectUav(uav, expected);
 }
 
-TEST_F(LaunchKinds, DivergentInvocationsAllocateToOneThreadNode) {
+TEST_P(LaunchKindsBySchedulerSettings, DivergentInvocationsAllocateToOneThreadNode) {
     // Issue 7: allocations are aggregated per subgroup. Two input records x 7 workgroups x 36 invocations (partial
     // subgroups at any subgroup size up to 32); a fifth of the invocations never reach the allocation, another fifth
     // allocates zero records, the rest one record each for the thread node "Sink" (UAV[idx] = v).

@@ -174,6 +174,7 @@ TEST(SettingsTable, ContainsTheInitialSettings) {
         {"overflow_fatal", SettingType::kBool},
         {"debug_labels", SettingType::kBool},
         {"level_pass_records_per_workgroup", SettingType::kUint},
+        {"thread_batch_size", SettingType::kUint},
         {"direct_levels", SettingType::kBool},
     };
     std::map<std::string_view, SettingType> actual;
