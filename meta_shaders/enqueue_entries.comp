@@ -61,6 +61,9 @@ void main() {
         const uint64_t payloads = LoadU64(info, 2u);
         const uint64_t payload_stride = LoadU64(info, 4u);
         const uint record_stride = table.infos[node].record_stride;
+        // Every record takes whole 16-byte units, as a lowered allocation's do: the lowered nodes access members at the
+        // alignment a 16-byte aligned record start gives (RewritePayloadPointersPass), e.g. a uint4 in one access.
+        const uint heap_bytes = (record_stride + 15u) & ~15u;
         for (uint p = gl_LocalInvocationIndex; p < payload_count; p += gl_WorkGroupSize.x) {
             // The heap is checked first so that a record that cannot get payload bytes never takes a list slot. Once a
             // counter is past its capacity it is not bumped further, which keeps the 32-bit counters from wrapping
@@ -69,8 +72,8 @@ void main() {
                 ReportDrop(pc.scratch, header, node, 0u, kStatusHeapOverflow, 1u);
                 continue;
             }
-            const uint offset = atomicAdd(half0.heap_top, record_stride);
-            if (uint64_t(offset) + record_stride > uint64_t(heap_capacity)) {
+            const uint offset = atomicAdd(half0.heap_top, heap_bytes);
+            if (uint64_t(offset) + heap_bytes > uint64_t(heap_capacity)) {
                 ReportDrop(pc.scratch, header, node, 0u, kStatusHeapOverflow, 1u);
                 continue;
             }

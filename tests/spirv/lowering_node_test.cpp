@@ -542,7 +542,11 @@ namespace {
 // Records start 16-byte aligned in the heap; every access through the record pointers must claim exactly the scalar
 // alignment of what it loads or stores (Aligned 2 for 16-bit members, 4 for 32-bit, 8 for 64-bit), which the member
 // offsets of the scalar layout guarantee.
-TEST(LoweringRecordLayout, AccessesCarryTheScalarAlignmentOfTheirMember) {
+// Issue 7: record member accesses are Aligned to what the record's start and the member's offset guarantee
+// (RewritePayloadPointersPass): an output allocation starts 16-byte aligned; an input record at the largest power of two
+// dividing its stride (here 20: 4), since it may be record i of an allocation. Wider than the scalar alignment where
+// the layout allows it, so drivers can use wide accesses.
+TEST(LoweringRecordLayout, AccessesCarryTheAlignmentOfTheRecordStartAndTheirOffset) {
     const Module module = LoadCorpus("record_layout_16bit.spvasm");
     const NodeInfo info = MustAnalyze(module, "main");
     const LoweringOptions options = MakeOptions(module, info);
@@ -578,16 +582,20 @@ TEST(LoweringRecordLayout, AccessesCarryTheScalarAlignmentOfTheirMember) {
                 const std::uint32_t value_type = inst.opcode() == Op::OpLoad ? inst.type_id() : type_of[inst.Word(1)];
                 const std::uint32_t bytes = scalar_bytes(value_type);
                 if (bytes == 0) continue;  // the uint64 payload pointers the helpers keep are not record members
-                EXPECT_EQ(inst.Word(mask + 1), bytes) << Disassemble(m);
-                ++accesses_by_alignment[bytes];
+                ++accesses_by_alignment[inst.Word(mask + 1)];
             }
         }
     }
-    // 16-bit: loads a, b, d and stores x, z, p, q; the 64-bit store y; 32-bit: the load of c and the runtime's own
-    // scratch words.
-    EXPECT_EQ(accesses_by_alignment[2], 7u);
-    EXPECT_GE(accesses_by_alignment[4], 1u);
-    EXPECT_EQ(accesses_by_alignment[8], 1u);
+    // Input (record start 4-byte aligned): a at 0, c at 8 and d.z at 16 are 4, b at 2 is 2. Output "wide" (start 16):
+    // x at 0 and z at 16 are 16, y at 8 is 8; "narrow" (start 16): p at 0 is 16, q at 4 is 4. The runtime's own
+    // scratch words are 4 too.
+    EXPECT_EQ(accesses_by_alignment[2], 1u) << Disassemble(m);
+    EXPECT_GE(accesses_by_alignment[4], 4u) << Disassemble(m);
+    EXPECT_EQ(accesses_by_alignment[8], 1u) << Disassemble(m);
+    EXPECT_EQ(accesses_by_alignment[16], 3u) << Disassemble(m);
+    for (const auto& [alignment, count] : accesses_by_alignment) {
+        EXPECT_TRUE(alignment == 2 || alignment == 4 || alignment == 8 || alignment == 16) << alignment << " x" << count;
+    }
 }
 
 }  // namespace

@@ -6,13 +6,20 @@
 //     them) becomes the PhysicalStorageBuffer pointer to `struct { Record r[]; }` (PayloadBufferPointer), so
 //     `OpAccessChain %array %i rest...` becomes `OpAccessChain %buffer 0 %i rest...`, after loading the pointer when
 //     the base is a Function variable;
-//   * loads and stores through PhysicalStorageBuffer pointers get the `Aligned` memory operand Vulkan requires, with
-//     the alignment the scalar layout guarantees (records start 16-byte aligned in the heap, members at their scalar
-//     alignment);
+//   * loads and stores through PhysicalStorageBuffer pointers get the `Aligned` memory operand Vulkan requires. For
+//     pointers into records the alignment follows from where records start (PayloadAlignments): an allocation's first
+//     record 16-byte aligned in the heap (LowerOutputsPass, and the entry pass for entry records), record i of it at
+//     i * stride, members at their Offset; so a uint4 member at offset 16 is Aligned 16 and drivers can move it in one
+//     access instead of four. Other pointers get their pointee's scalar alignment;
 //   * Function variables that hold such pointers are decorated AliasedPointer (required for PhysicalStorageBuffer
 //     pointers stored in variables).
+#include <algorithm>
+#include <optional>
 #include <string>
 #include <unordered_set>
+
+#include "execgraph/spirv/decorations.h"
+#include "execgraph/spirv/layout.h"
 
 #include "lowering/lowering_passes.h"
 
@@ -36,6 +43,62 @@ void EnsureAligned(Instruction& inst, std::size_t mask_index, std::uint32_t alig
     inst.SetWord(mask_index, mask | kAlignedBit);
     inst.AddLiteral(alignment);
     for (const OperandWord& word : tail) inst.AddWord(word.word, word.kind, word.continuation);
+}
+
+// The largest power of two dividing `bytes` (an offset or a stride), at most kHeapAlignment; kHeapAlignment for 0.
+std::uint32_t AlignmentOf(std::uint64_t bytes) {
+    if (bytes == 0) return offsets::kHeapAlignment;
+    return static_cast<std::uint32_t>(std::min<std::uint64_t>(bytes & (~bytes + 1), offsets::kHeapAlignment));
+}
+
+// The value of a 32-bit integer OpConstant, if `id` is one.
+std::optional<std::uint32_t> ConstantIndex(const Module& module, std::uint32_t id) {
+    const Instruction* def = module.FindDef(id);
+    if (def == nullptr || def->opcode() != Op::OpConstant || def->OperandWordCount() != 1) return std::nullopt;
+    const Instruction* type = module.FindDef(def->type_id());
+    if (type == nullptr || type->opcode() != Op::OpTypeInt || type->Word(0) != 32) return std::nullopt;
+    return def->Word(0);
+}
+
+// Alignment of what `chain` (an OpAccessChain whose base is `alignment`-aligned and points to `pointee`) points to,
+// walking its indices through the explicit layout; 0 where the layout is not followed (matrices, unknown strides).
+std::uint32_t ChainAlignment(const Module& module, std::uint32_t alignment, std::uint32_t pointee, const Instruction& chain) {
+    std::uint32_t type = pointee;
+    for (std::size_t i = 1; i < chain.OperandWordCount(); ++i) {
+        const Instruction* def = module.FindDef(type);
+        if (def == nullptr) return 0;
+        const std::optional<std::uint32_t> index = ConstantIndex(module, chain.Word(i));
+        std::uint64_t step = 0;  // the offset this index adds, or for a runtime index, the stride it multiplies
+        switch (def->opcode()) {
+            case Op::OpTypeStruct: {
+                if (!index || *index >= def->OperandWordCount()) return 0;
+                const std::optional<std::uint32_t> offset = OffsetOf(module, type, *index);
+                if (!offset) return 0;
+                step = *offset;
+                type = def->Word(*index);
+                break;
+            }
+            case Op::OpTypeArray:
+            case Op::OpTypeRuntimeArray:
+            case Op::OpTypeVector: {
+                std::optional<std::uint32_t> stride;
+                if (def->opcode() == Op::OpTypeVector) {
+                    Result<std::uint32_t> size = ExplicitLayoutSize(module, def->Word(0));
+                    if (size) stride = *size;
+                } else {
+                    stride = ArrayStrideOf(module, type);
+                }
+                if (!stride || *stride == 0) return 0;
+                step = index ? std::uint64_t(*index) * *stride : *stride;
+                type = def->Word(0);
+                break;
+            }
+            default:
+                return 0;
+        }
+        if (step != 0) alignment = std::min(alignment, AlignmentOf(step));
+    }
+    return alignment;
 }
 
 }  // namespace
@@ -148,6 +211,21 @@ Result<bool> RewritePayloadPointersPass::Run(Module& module) {
         return clamped;
     };
 
+    // PayloadAlignments: the alignment known for each pointer value into payload records. Any value of a record buffer
+    // pointer type starts an allocation (16-byte aligned in the heap, or the trash region, also 16-byte aligned). An
+    // input record starts where its producer put it: at the start of an allocation, or as record i of one, i times
+    // the producer's output stride. Producers' strides are the record size rounded up to their own record's alignment
+    // (the link only checks that sizes match), and the one rounded to 4 has the fewest trailing zero bits of them all,
+    // so its largest power of two (at most 16) holds for every producer. The entry pass gives each record 16 bytes.
+    std::unordered_map<std::uint32_t, std::uint32_t> payload_alignment;
+    const std::uint32_t input_record_pointer =
+        ctx_.info.input_record.struct_type_id != 0 ? types.GetPointer(StorageClass::PhysicalStorageBuffer, ctx_.info.input_record.struct_type_id) : 0;
+    const std::uint32_t input_record_alignment = AlignmentOf((ctx_.info.input_record.size + 3u) & ~3u);
+    auto known_alignment = [&](std::uint32_t pointer, std::uint32_t pointer_type) -> std::uint32_t {
+        if (const auto it = payload_alignment.find(pointer); it != payload_alignment.end()) return it->second;
+        return buffer_pointers.count(pointer_type) != 0 ? offsets::kHeapAlignment : 0;
+    };
+
     std::vector<std::uint32_t> pointer_variables;
     for (Function& function : module.mutable_functions()) {
         for (BasicBlock& block : function.blocks) {
@@ -188,11 +266,18 @@ Result<bool> RewritePayloadPointersPass::Run(Module& module) {
                     StorageClass base_class{};
                     StorageClass result_class{};
                     std::uint32_t result_pointee = 0;
-                    if (PointerInfo(module, base_type, &base_class, nullptr) && base_class == StorageClass::PhysicalStorageBuffer &&
-                        PointerInfo(module, inst.type_id(), &result_class, &result_pointee) &&
-                        result_class != StorageClass::PhysicalStorageBuffer) {
-                        inst.set_type_id(types.GetPointer(StorageClass::PhysicalStorageBuffer, result_pointee));
-                        result_types[inst.result_id()] = inst.type_id();
+                    std::uint32_t base_pointee = 0;
+                    if (PointerInfo(module, base_type, &base_class, &base_pointee) && base_class == StorageClass::PhysicalStorageBuffer) {
+                        if (PointerInfo(module, inst.type_id(), &result_class, &result_pointee) &&
+                            result_class != StorageClass::PhysicalStorageBuffer) {
+                            inst.set_type_id(types.GetPointer(StorageClass::PhysicalStorageBuffer, result_pointee));
+                            result_types[inst.result_id()] = inst.type_id();
+                        }
+                        if (const std::uint32_t alignment = known_alignment(inst.Word(0), base_type); alignment != 0) {
+                            if (const std::uint32_t chained = ChainAlignment(module, alignment, base_pointee, inst); chained != 0) {
+                                payload_alignment[inst.result_id()] = chained;
+                            }
+                        }
                     }
                 } else if (op == Op::OpPtrAccessChain || op == Op::OpInBoundsPtrAccessChain || op == Op::OpCopyMemory ||
                            op == Op::OpCopyMemorySized) {
@@ -204,6 +289,10 @@ Result<bool> RewritePayloadPointersPass::Run(Module& module) {
                                                             " on a node payload is not supported"};
                         }
                     }
+                } else if (op == Op::OpConvertUToPtr && input_record_pointer != 0 && inst.type_id() == input_record_pointer) {
+                    payload_alignment[inst.result_id()] = input_record_alignment;  // LowerInputPass: a record's start
+                } else if (op == Op::OpCopyObject && payload_alignment.count(inst.Word(0)) != 0) {
+                    payload_alignment[inst.result_id()] = payload_alignment[inst.Word(0)];
                 } else if (op == Op::OpLoad || op == Op::OpStore) {
                     const std::uint32_t pointer_type = type_of(inst.Word(0));
                     if (op == Op::OpLoad && pointer_type == inst.type_id() && buffer_pointers.count(pointer_type) != 0) {
@@ -215,7 +304,8 @@ Result<bool> RewritePayloadPointersPass::Run(Module& module) {
                         StorageClass storage_class{};
                         std::uint32_t pointee = 0;
                         if (PointerInfo(module, pointer_type, &storage_class, &pointee) && storage_class == StorageClass::PhysicalStorageBuffer) {
-                            EnsureAligned(inst, op == Op::OpLoad ? 1 : 2, ScalarAlignment(module, pointee));
+                            const std::uint32_t alignment = known_alignment(inst.Word(0), pointer_type);
+                            EnsureAligned(inst, op == Op::OpLoad ? 1 : 2, alignment != 0 ? alignment : ScalarAlignment(module, pointee));
                         }
                     }
                 }
