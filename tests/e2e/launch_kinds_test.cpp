@@ -94,6 +94,23 @@ TEST_F(LaunchKinds, DynamicGridUintAtOffset4) {
     ExpectUav(uav, expected);
 }
 
+// 300 records whose grids run from 0 to 4 workgroups (a fifth of them 0). Each workgroup finds its record with the
+// prologue's binary search over the node's directory; a workgroup that took a neighbouring record would add that
+// record's value to the cells instead.
+TEST_P(LaunchKindsBySchedulerSettings, DynamicGridOfManyRecordsFindsEachWorkgroupsRecord) {
+    struct Rec {
+        uint32_t v, grid, w;
+    };
+    std::vector<Rec> records;
+    for (uint32_t i = 0; i < 300; ++i) records.push_back({7 * i + 1, i % 5, 131 * i});
+    TestBuffer& uav = Uav(1024);
+    RunGraph({{ReadCorpus("broadcast_dynamic_grid_uint_offset4"), "main"}}, uav,
+             {{"main", 0, static_cast<uint32_t>(records.size()), records.data(), sizeof(Rec)}});
+    std::vector<uint32_t> expected;
+    for (const Rec& r : records) AddGridCells(expected, r.grid, 1, 1, r.v ^ r.w);
+    ExpectUav(uav, expected);
+}
+
 struct Uint2Rec {
     uint32_t v, gx, gy, w;
 };

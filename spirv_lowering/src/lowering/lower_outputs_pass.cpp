@@ -201,10 +201,10 @@ class OutputHelpers {
         return r;
     }
 
-    // Reads a workgroup counter that several subgroups added to before a workgroup barrier. With an atomic, not a load:
-    // on NVIDIA 580 a plain load after the barrier returned only the reading invocation's own subgroup's add in some
-    // shaders (the compute rasteriser's setup node lost most of its records; docs/performance.md), though the barrier
-    // orders the adds before it.
+    // Reads a workgroup counter that this invocation zeroed and other subgroups then added to, after the workgroup
+    // barrier that orders those adds before the read. With an atomic, not a load: for a plain load NVIDIA 580's compiler
+    // returned the reader's own zero plus its own add, as if no other invocation had written (the compute rasteriser's
+    // setup node lost most of its records).
     std::uint32_t ReadWorkgroupCounter(Emitter& e, std::uint32_t counter) { return e.AtomicWorkgroup(Op::OpAtomicIAdd, counter, e.U32(0)); }
 
     // The graph node record count `target` has in `half` (HalfHeader::nodes[target].record_count).
@@ -274,8 +274,11 @@ class OutputHelpers {
                 });
             };
             // All subgroup operations run at this function's top level (or in workgroup-uniform branches), so they see
-            // exactly the invocations that called it; per-lane conditions only mask the values.
-            const std::uint32_t elected = e.SubgroupElect();
+            // exactly the invocations that called it; per-lane conditions only mask the values. Each use of a subgroup
+            // result elects its invocation right where it uses it, with no barrier or branch in between: the set of
+            // invocations that execute a subgroup operation together is only that of the code around it (without
+            // maximal reconvergence, an implementation need not run invocations that split before a workgroup barrier
+            // together again after it).
             std::uint32_t heap_old = e.U32(0), heap_ok = valid, records_added = 0, record_old = 0;
             // Each table entry's workgroup counter (WorkgroupReservation::node_records) belongs to invocations
             // local_index + k * workgroup size, which zero it before the reservation and read it after: the same
@@ -308,7 +311,7 @@ class OutputHelpers {
                     const std::uint32_t total = e.SubgroupReduceAdd(value);
                     const std::uint32_t prefix = e.SubgroupExclusiveAdd(value);
                     const std::uint32_t first =
-                        b.IfValue(elected, ctx_.u32, e.U32(0), [&]() { return e.AtomicWorkgroup(Op::OpAtomicIAdd, counter, total); });
+                        b.IfValue(e.SubgroupElect(), ctx_.u32, e.U32(0), [&]() { return e.AtomicWorkgroup(Op::OpAtomicIAdd, counter, total); });
                     return e.Add(e.SubgroupBroadcastFirst(first), prefix);
                 };
                 const std::uint32_t local_heap = stride == 0 ? e.U32(0) : subgroup_range(shared.heap_bytes, bytes);
@@ -366,7 +369,7 @@ class OutputHelpers {
                     const std::uint32_t total = e.SubgroupReduceAdd(value);
                     const std::uint32_t prefix = e.SubgroupExclusiveAdd(value);
                     const std::uint32_t old =
-                        b.IfValue(elected, ctx_.u32, e.U32(0), [&]() { return e.AtomicScratch(Op::OpAtomicIAdd, offset, total); });
+                        b.IfValue(e.SubgroupElect(), ctx_.u32, e.U32(0), [&]() { return e.AtomicScratch(Op::OpAtomicIAdd, offset, total); });
                     return e.Add(e.SubgroupBroadcastFirst(old), prefix);
                 };
                 if (stride != 0) {
@@ -378,7 +381,7 @@ class OutputHelpers {
                 const std::uint32_t subgroup_end =
                     e.SubgroupReduceUMax(e.SelectU32(e.NotEqual(records_added, e.U32(0)), e.Add(record_old, records_added), e.U32(0)));
                 const std::uint32_t subgroup_begin = e.Min(e.SubgroupBroadcastFirst(record_old), subgroup_end);
-                b.If(elected, [&]() { raise_level_pass_workgroups(subgroup_begin, e.Sub(subgroup_end, subgroup_begin)); });
+                b.If(e.SubgroupElect(), [&]() { raise_level_pass_workgroups(subgroup_begin, e.Sub(subgroup_end, subgroup_begin)); });
             }
             const std::uint32_t room = e.SelectU32(e.Less(record_old, record_capacity), e.Sub(record_capacity, record_old), e.U32(0));
             const std::uint32_t delivered = e.SelectU32(heap_ok, e.Min(count, room), e.U32(0));
@@ -411,7 +414,7 @@ class OutputHelpers {
                 const std::uint32_t same_target = e.SubgroupAllEqual(target);
                 const std::uint32_t subgroup_delivered = e.SubgroupReduceAdd(delivered);
                 const std::uint32_t target_add = e.SelectU32(same_target, subgroup_delivered, delivered);
-                const std::uint32_t adds = e.Select(ctx_.bool_type, same_target, elected, e.Bool(true));
+                const std::uint32_t adds = e.Select(ctx_.bool_type, same_target, e.SubgroupElect(), e.Bool(true));
                 b.If(e.LogicalAnd(adds, e.NotEqual(target_add, e.U32(0))),
                      [&]() { e.AtomicScratch(Op::OpAtomicIAdd, NodeRecordCount(e, half, target), target_add); });
             }
