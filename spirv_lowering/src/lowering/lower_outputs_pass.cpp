@@ -422,12 +422,13 @@ class OutputHelpers {
             const std::uint32_t depth = e.SelectU32(e.Equal(target, e.LoadU32Var(ctx_.var_node_index)),
                                                     e.Add(e.LoadU32Var(ctx_.var_recursion_depth), e.U32(1)), e.U32(0));
             const std::uint32_t records = e.Add(half, e.LoadU32Var(ctx_.var_records_offset));
+            // One 16-byte store per entry: record lists start 16-byte aligned in a half (after the 16-byte NodeStates).
+            static_assert(offsets::kRecordEntrySize == 16 && offsets::kRecordEntryPayloadOffset == 0 && offsets::kRecordEntryRecursionDepth == 4 &&
+                          offsets::kRecordEntryNode == 8 && offsets::kRecordEntryReserved == 12);
+            static_assert(offsets::kHalfNodes % 16 == 0 && offsets::kNodeStateSize % 16 == 0);
             b.For(delivered, [&](std::uint32_t i) {
                 const std::uint32_t slot = e.Add(records, e.Mul(e.Add(record_old, i), e.U32(offsets::kRecordEntrySize)));
-                e.StoreScratchU32(e.Add(slot, e.U32(offsets::kRecordEntryPayloadOffset)), e.Add(heap_old, e.Mul(i, e.U32(stride))));
-                e.StoreScratchU32(e.Add(slot, e.U32(offsets::kRecordEntryRecursionDepth)), depth);
-                e.StoreScratchU32(e.Add(slot, e.U32(offsets::kRecordEntryNode)), target);
-                e.StoreScratchU32(e.Add(slot, e.U32(offsets::kRecordEntryReserved)), e.U32(0));
+                e.StoreScratchU32x4(slot, {e.Add(heap_old, e.Mul(i, e.U32(stride))), depth, target, e.U32(0)});
             });
             const std::uint32_t heap_address = e.ScratchAddress(e.Add(e.Add(half, e.LoadU32Var(ctx_.var_heap_offset)), heap_old));
             const std::uint32_t trash_address = e.ScratchAddress(e.LoadScratchU32(e.U32(offsets::kHeaderTrashOffset)));

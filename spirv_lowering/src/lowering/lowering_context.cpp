@@ -70,6 +70,12 @@ std::uint32_t Emitter::LoadScratchU32(std::uint32_t offset) { return LoadAligned
 
 void Emitter::StoreScratchU32(std::uint32_t offset, std::uint32_t value) { StoreAligned(ScratchPointer(offset), value, 4); }
 
+void Emitter::StoreScratchU32x4(std::uint32_t offset, std::array<std::uint32_t, 4> words) {
+    const std::uint32_t vector = types().GetVector(ctx_.u32, 4);
+    const std::uint32_t pointer = Emit(Op::OpConvertUToPtr, types().GetPointer(StorageClass::PhysicalStorageBuffer, vector), {ScratchAddress(offset)});
+    StoreAligned(pointer, Emit(Op::OpCompositeConstruct, vector, {words[0], words[1], words[2], words[3]}), 16);
+}
+
 std::uint32_t Emitter::AtomicScratch(Op op, std::uint32_t offset, std::uint32_t value) {
     Instruction inst(op, ctx_.u32, module_.TakeNextId());
     inst.AddId(ScratchPointer(offset))

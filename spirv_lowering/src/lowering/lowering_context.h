@@ -7,6 +7,7 @@
 // (structured control flow is never split around the instruction being replaced).
 #pragma once
 
+#include <array>
 #include <cstddef>
 #include <cstdint>
 #include <initializer_list>
@@ -202,6 +203,8 @@ class Emitter {
     std::uint32_t ScratchPointer(std::uint32_t offset);
     std::uint32_t LoadScratchU32(std::uint32_t offset);
     void StoreScratchU32(std::uint32_t offset, std::uint32_t value);
+    // Stores four uint32 words at a 16-byte aligned offset in one access (a RecordEntry).
+    void StoreScratchU32x4(std::uint32_t offset, std::array<std::uint32_t, 4> words);
     // Device-scope relaxed atomics: ordering between producer and consumer levels comes from the scheduler's barriers.
     std::uint32_t AtomicScratch(Op op, std::uint32_t offset, std::uint32_t value);
     // Workgroup-scope relaxed atomic on a uint32 Workgroup variable (or element pointer): the workgroup barriers around
