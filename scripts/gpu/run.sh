@@ -42,7 +42,8 @@ bench)
     parts=$(mktemp -d)  # one JSON per workload, merged into $out/bench.json
     status=0
     for workload in overhead_single overhead_chain32 classify_8 classify_64 classify_1024 thread_launch fan_out_tree \
-                    recursion binary_tree dynamic_broadcast raster payload_throughput append_rate; do
+                    recursion binary_tree dynamic_broadcast raster payload_throughput append_rate large_classify_8 \
+                    large_classify_64 large_classify_1024 large_fan_out_tree large_dynamic_broadcast; do
         "$here/bin/execgraph_workload_bench" --only "$workload" --json "$parts/$workload.json" "$@" || status=1
     done
     python3 - "$out" "$parts" <<'MERGE'
