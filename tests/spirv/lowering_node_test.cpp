@@ -421,6 +421,19 @@ TEST(LoweringFeatures, UniformAllocationReservesOncePerWorkgroup) {
     EXPECT_EQ(global_adds_of_workgroup_totals, 4u) << lowered.text;
 }
 
+// An output table too long for per-entry workgroup counters (over 256 entries; the node's outputs share a 2 KiB budget)
+// keeps the reservation per workgroup but counts each target's records per subgroup: no barrier before the counts, the
+// same-target vote instead.
+TEST(LoweringFeatures, UniformAllocationToALongTableCountsTargetsPerSubgroup) {
+    const Module module = LoadCorpus("output_single_late_constants.spvasm");
+    const NodeInfo info = MustAnalyze(module, "main");
+    LoweringOptions options = MakeOptions(module, info);
+    options.output_table_length = {300};
+    const Lowered lowered = MustLower(module, info, options);
+    EXPECT_EQ(CountOf(lowered.text, "OpControlBarrier"), kPerWorkgroupReservationBarriers - 1 + kLevelHandOffBarriers) << lowered.text;
+    EXPECT_EQ(CountOf(lowered.text, "OpGroupNonUniformAllEqual"), 1u) << lowered.text;
+}
+
 TEST(LoweringFeatures, RecursionAndShaderIndexBuiltinsBecomePrivate) {
     for (const char* name : {"recursion_remaining_levels.spvasm", "shader_index_builtin.spvasm", "vkd3d_basic_recursion_recursive.spvasm"}) {
         SCOPED_TRACE(name);

@@ -182,9 +182,13 @@ class OutputHelpers {
         std::uint32_t node_records = 0;  // uint[table length]: records per table entry, or 0 when counted per subgroup
     };
 
-    // Graphs whose output table has at most this many entries count each entry's records in workgroup memory, so a
-    // workgroup adds to each target's record count once (what hand-written binning does with shared-memory counters).
+    // Outputs whose table has at most this many entries count each entry's records in workgroup memory, so a workgroup
+    // adds to each target's record count once (what hand-written binning does with shared-memory counters). All of a
+    // node's outputs together use at most kWorkgroupCounterBudget such counters (2 KiB), so that the node's own
+    // workgroup memory keeps nearly all of the 16 KiB every device has (maxComputeSharedMemorySize); the rest count per
+    // subgroup.
     static constexpr std::uint32_t kMaxWorkgroupCountedEntries = 256;
+    static constexpr std::uint32_t kWorkgroupCounterBudget = 512;
 
     WorkgroupReservation CreateWorkgroupReservation(std::uint32_t output) {
         WorkgroupReservation r;
@@ -195,7 +199,8 @@ class OutputHelpers {
         r.record_base = scalar();
         r.heap_fits = scalar();
         const std::uint32_t length = ctx_.options.output_table_length[output];
-        if (length != 0 && length <= kMaxWorkgroupCountedEntries) {
+        if (length != 0 && length <= kMaxWorkgroupCountedEntries && workgroup_counters_ + length <= kWorkgroupCounterBudget) {
+            workgroup_counters_ += length;
             r.node_records = CreateGlobalVariable(module_, ctx_, StorageClass::Workgroup, ctx_.types->GetArray(ctx_.u32, ctx_.types->GetConstantUint(length)));
         }
         return r;
@@ -472,6 +477,7 @@ class OutputHelpers {
     Module& module_;
     LoweringContext& ctx_;
     std::unordered_map<std::uint32_t, std::array<std::uint32_t, 3>> allocate_;
+    std::uint32_t workgroup_counters_ = 0;  // per-entry workgroup counters created so far (kWorkgroupCounterBudget)
     std::unordered_map<std::uint32_t, std::uint32_t> valid_;
 };
 
