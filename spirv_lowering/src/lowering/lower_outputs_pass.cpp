@@ -102,7 +102,6 @@ std::unordered_set<std::uint32_t> WorkgroupUniformBlocks(const Function& functio
     return uniform;
 }
 
-
 class OutputHelpers {
   public:
     OutputHelpers(Module& module, LoweringContext& ctx) : module_(module), ctx_(ctx) {}
