@@ -287,6 +287,15 @@ class OutputHelpers {
             // Each table entry's workgroup counter (WorkgroupReservation::node_records) belongs to invocations
             // local_index + k * workgroup size, which zero it before the reservation and read it after: the same
             // invocation, so consecutive allocations need no extra barrier between them.
+            // The invocation's range of a subgroup-wide count: one elected invocation adds the subgroup's total of `value`
+            // with `add_total` (which returns the count before), and each invocation's range starts at that plus the
+            // exclusive prefix of the invocations below it.
+            auto subgroup_range = [&](std::uint32_t value, auto add_total) {
+                const std::uint32_t total = e.SubgroupReduceAdd(value);
+                const std::uint32_t prefix = e.SubgroupExclusiveAdd(value);
+                const std::uint32_t before = b.IfValue(e.SubgroupElect(), ctx_.u32, e.U32(0), [&]() { return add_total(total); });
+                return e.Add(e.SubgroupBroadcastFirst(before), prefix);
+            };
             const std::uint32_t workgroup_size = WorkgroupInvocations();
             auto for_owned_entries = [&](auto body) {
                 const std::uint32_t rounds = (table_length + workgroup_size - 1) / workgroup_size;
@@ -311,15 +320,11 @@ class OutputHelpers {
                 // Records of lanes whose heap range fails are not listed; until the leader knows, every valid lane
                 // asks for all of its records (if the whole range fits, that is the answer).
                 const std::uint32_t asked = e.SelectU32(valid, count, e.U32(0));
-                auto subgroup_range = [&](std::uint32_t counter, std::uint32_t value) {
-                    const std::uint32_t total = e.SubgroupReduceAdd(value);
-                    const std::uint32_t prefix = e.SubgroupExclusiveAdd(value);
-                    const std::uint32_t first =
-                        b.IfValue(e.SubgroupElect(), ctx_.u32, e.U32(0), [&]() { return e.AtomicWorkgroup(Op::OpAtomicIAdd, counter, total); });
-                    return e.Add(e.SubgroupBroadcastFirst(first), prefix);
+                auto workgroup_range = [&](std::uint32_t counter, std::uint32_t value) {
+                    return subgroup_range(value, [&](std::uint32_t total) { return e.AtomicWorkgroup(Op::OpAtomicIAdd, counter, total); });
                 };
-                const std::uint32_t local_heap = stride == 0 ? e.U32(0) : subgroup_range(shared.heap_bytes, bytes);
-                const std::uint32_t local_records = subgroup_range(shared.records, asked);
+                const std::uint32_t local_heap = stride == 0 ? e.U32(0) : workgroup_range(shared.heap_bytes, bytes);
+                const std::uint32_t local_records = workgroup_range(shared.records, asked);
                 e.WorkgroupBarrier();
                 b.If(leader, [&]() {
                     const std::uint32_t heap_total = ReadWorkgroupCounter(e, shared.heap_bytes);
@@ -351,7 +356,7 @@ class OutputHelpers {
                 const std::uint32_t lane_records = b.IfValue(overflowed, ctx_.u32, local_records, [&]() {
                     b.If(leader, [&]() { e.Store(shared.records, e.U32(0)); });
                     e.WorkgroupBarrier();
-                    const std::uint32_t retaken = subgroup_range(shared.records, records_added);
+                    const std::uint32_t retaken = workgroup_range(shared.records, records_added);
                     e.WorkgroupBarrier();
                     b.If(leader, [&]() {
                         const std::uint32_t record_total = ReadWorkgroupCounter(e, shared.records);
@@ -370,11 +375,7 @@ class OutputHelpers {
                 // elected (lowest active) invocation adds the subgroup's total and every invocation takes its range at
                 // the exclusive prefix of the lanes below it. Heap ranges and record slots come from the same lane order.
                 auto aggregated_add = [&](std::uint32_t offset, std::uint32_t value) {
-                    const std::uint32_t total = e.SubgroupReduceAdd(value);
-                    const std::uint32_t prefix = e.SubgroupExclusiveAdd(value);
-                    const std::uint32_t old =
-                        b.IfValue(e.SubgroupElect(), ctx_.u32, e.U32(0), [&]() { return e.AtomicScratch(Op::OpAtomicIAdd, offset, total); });
-                    return e.Add(e.SubgroupBroadcastFirst(old), prefix);
+                    return subgroup_range(value, [&](std::uint32_t total) { return e.AtomicScratch(Op::OpAtomicIAdd, offset, total); });
                 };
                 if (stride != 0) {
                     heap_old = aggregated_add(e.Add(half, e.U32(offsets::kHalfHeapTop)), bytes);
