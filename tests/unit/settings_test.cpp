@@ -438,6 +438,17 @@ TEST(SettingsDocs, EverySettingIsDocumented) {
     }
 }
 
+// The manifests' settings (json/manifest_settings.json, for Vulkan Configurator) list every setting with its variable.
+TEST(SettingsDocs, ManifestListsEverySetting) {
+    std::ifstream file(fs::path(EXECGRAPH_SOURCE_DIR) / "json" / "manifest_settings.json");
+    ASSERT_TRUE(file.good());
+    const std::string text((std::istreambuf_iterator<char>(file)), std::istreambuf_iterator<char>());
+    for (const SettingDescriptor& row : SettingDescriptors()) {
+        EXPECT_NE(text.find("\"key\": \"" + std::string(row.key) + "\""), std::string::npos) << row.key;
+        EXPECT_NE(text.find("\"" + EnvironmentVariableNames(row.key)[0] + "\""), std::string::npos) << row.key;
+    }
+}
+
 // ---------------------------------------------------------------------------------------------------------------
 // VK_EXT_layer_settings
 
