@@ -571,7 +571,8 @@ GraphBuildResult BuildExecutionGraphPipeline(DeviceState& device, VkPipelineCach
     const uint32_t max_push = device.instance->SupportOf(device.physical_device).limits.maxPushConstantsSize;
     if (graph->push_constant_size > max_push) {
         return Failure(VK_ERROR_UNKNOWN, "the pipeline layout uses " + std::to_string(layout_info.push_constant_end) +
-                                             " bytes of push constants; the emulation needs 16 more and the device allows " +
+                                             " bytes of push constants; the emulation needs " + std::to_string(sizeof(runtime::NodePushContext)) +
+                                             " more and the device allows " +
                                              std::to_string(max_push));
     }
     const VkPushConstantRange push_range{VK_SHADER_STAGE_COMPUTE_BIT, 0, graph->push_constant_size};

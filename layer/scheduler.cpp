@@ -519,6 +519,8 @@ RecordResult SchedulerRecorder::RecordDispatch(VkCommandBuffer cmd, const Scratc
     VkPipeline bound_pipeline = VK_NULL_HANDLE;
     for (uint32_t level = 0; level < plan.levels.size(); ++level) {
         const uint32_t input_half = level % 2;
+        // The consumer the last workgroup of this level prepares the next level for, as in GraphHeader::direct_level_consumer.
+        const uint32_t next_level_consumer = is_direct(level + 1) ? plan.direct_level_consumer[level + 1] : kInvalidNode;
         if (labels) BeginLabel(cmd, "level " + std::to_string(level));
         if (is_direct(level)) {
             // Prepared by the last workgroup of the previous level (its arguments, and the cleared half it writes):
@@ -562,8 +564,16 @@ RecordResult SchedulerRecorder::RecordDispatch(VkCommandBuffer cmd, const Scratc
                 pushed_layout = node_plan.layout;
                 pushed_context_offset = node_plan.context_offset;
             }
-            // A group's members find their node and output-table base themselves (NodeStaticInfo, NodeState).
-            const NodePushContext context{scratch.address, node, group_size > 1 ? runtime::kDispatchGroupMarker : node_plan.output_table_base};
+            // A group's members find their node and output-table base themselves (NodeStaticInfo, NodeState). The level's
+            // words are what the level pass or hand-off also writes into the header: pushed, a lowered workgroup need
+            // not wait for header loads before it can address its half (scratch_layout.h, NodePushContext).
+            const NodePushContext context{scratch.address,
+                                          node,
+                                          group_size > 1 ? runtime::kDispatchGroupMarker : node_plan.output_table_base,
+                                          layout->half_offset[input_half],
+                                          layout->half_offset[1 - input_half],
+                                          level,
+                                          next_level_consumer};
             dispatch_->CmdPushConstants(cmd, node_plan.layout, VK_SHADER_STAGE_COMPUTE_BIT, node_plan.context_offset,
                                         sizeof(context), &context);
             dispatch_->CmdDispatchIndirect(cmd, scratch.buffer, scratch.offset + layout->DispatchArgsOffset(input_half, node));

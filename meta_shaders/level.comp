@@ -65,6 +65,17 @@ shared uint64_t s_round_base[kSharedCountMaxNodes];
 
 uint RangeBegin(uint n) { return n == 0u ? 0u : s_end[n - 1u]; }
 
+// Whether node n, whose NodeStaticInfo names dispatch group (first, size), belongs to a group the scheduler dispatches
+// as one (GraphPlan::FormDispatchGroups); a node outside any group names itself and 1.
+bool IsDispatchGroupMember(uint first, uint size, uint n, uint node_count) {
+    return size > 1u && first <= n && n - first < size && first + size <= node_count;
+}
+
+bool IsDispatchGroupFirst(NodeTable table, uint n, uint node_count) {
+    return pc.has_dispatch_groups != 0u && table.infos[n].dispatch_group_first == n &&
+           IsDispatchGroupMember(n, table.infos[n].dispatch_group_size, n, node_count);
+}
+
 // Directory entries node n keeps (record_capacity bounds the directory; sharing nodes can overflow it).
 uint Kept(uint n, uint capacity) {
     const uint base = RangeBegin(n);
@@ -78,7 +89,8 @@ void Scatter(uint64_t scratch, GraphHeader header, NodeTable table, Half input_h
     const uint slot = uint(old >> 32);
     // Past the kept count: reported as dropped by the last workgroup.
     if (slot >= Kept(consumer, capacity)) return;
-    directory.entries[RangeBegin(consumer) + slot] = DirectoryEntry(entry.payload_offset, entry.recursion_depth, uint(old), workgroups);
+    directory.entries[RangeBegin(consumer) + slot] =
+        DirectoryEntry(entry.payload_offset, entry.recursion_depth, FirstWorkgroupOrNode(table, consumer, uint(old)), workgroups);
 }
 
 // Scatter() for a subgroup whose active invocations all scatter to `consumer`, the common case of a large level (a
@@ -107,7 +119,7 @@ void ScatterAggregated(uint64_t scratch, GraphHeader header, NodeTable table, Ha
     const uint first_workgroup = subgroupBroadcastFirst(old_workgroups) + workgroups_before;
     if (slot >= Kept(consumer, capacity)) return;
     directory.entries[RangeBegin(consumer) + slot] =
-        DirectoryEntry(entry.payload_offset, entry.recursion_depth, first_workgroup, workgroups);
+        DirectoryEntry(entry.payload_offset, entry.recursion_depth, FirstWorkgroupOrNode(table, consumer, first_workgroup), workgroups);
 }
 
 // Workgroups each record of `node` launches when that is the same for all its records (a static grid, or 0 for coalescing
@@ -115,8 +127,7 @@ void ScatterAggregated(uint64_t scratch, GraphHeader header, NodeTable table, Ha
 uint UniformRecordWorkgroups(NodeTable table, uint node) {
     const uint launch = table.infos[node].launch;
     if (launch == kLaunchBroadcastDynamic) return kInvalidNode;
-    if (launch != kLaunchBroadcastStatic) return 0u;
-    return table.infos[node].static_grid[0] * table.infos[node].static_grid[1] * table.infos[node].static_grid[2];
+    return launch == kLaunchBroadcastStatic ? StaticGridWorkgroups(table, node) : 0u;
 }
 
 // Step 3 for graphs of up to kSharedCountMaxNodes nodes, in rounds of one record per invocation: records count per node
@@ -156,10 +167,10 @@ void ScatterWithSharedCounts(uint64_t scratch, GraphHeader header, NodeTable tab
         if (per_record != kInvalidNode) {
             const uint64_t base = s_round_base[node];
             const uint slot = uint(base >> 32) + round_slot;
-            // Past the kept count: reported as dropped by the last workgroup.
+            // Past the kept count: reported as dropped by the last workgroup. These nodes' entries name their node
+            // (FirstWorkgroupOrNode: only dynamic broadcast nodes, which take the per-record path, store workgroups).
             if (slot < Kept(node, capacity)) {
-                directory.entries[RangeBegin(node) + slot] =
-                    DirectoryEntry(entry.payload_offset, entry.recursion_depth, uint(base) + round_slot * per_record, per_record);
+                directory.entries[RangeBegin(node) + slot] = DirectoryEntry(entry.payload_offset, entry.recursion_depth, node, per_record);
             }
         } else if (node != kInvalidNode) {
             Scatter(scratch, header, table, input_half, directory, node, heap + entry.payload_offset, entry, capacity);
@@ -297,6 +308,8 @@ void main() {
         output_half.nodes[n].dispatch[2] = 0u;
         output_half.nodes[n].scatter_cursor = 0ul;
         output_half.nodes[n].group_first_workgroup = 0u;
+        output_half.nodes[n].group_directory_base = 0u;
+        output_half.nodes[n].group_workgroups = 0u;
     }
     if (gl_GlobalInvocationID.x == 0u) {
         output_half.heap_top = 0u;
@@ -357,6 +370,10 @@ void main() {
         // A node without records keeps the cleared state the previous level pass (or the dispatch's begin) left in this
         // half: nothing to write, and no round trips to memory for it (a 1024-node graph has about a thousand per level).
         s_total[n] = 0u;
+        // A dispatch group's workgroups run its members' records in directory order (the lowered prologue of a static
+        // broadcast group reads its record at group_directory_base + workgroup / grid), so the first member holds
+        // where the group's range starts, whether or not it has records itself.
+        if (IsDispatchGroupFirst(table, n, node_count)) input_half.nodes[n].group_directory_base = min(base, capacity);
         if (count == 0u) continue;
         if (kept < count) ReportDrop(pc.scratch, header, n, pc.level, kStatusRecordListOverflow, count - kept);
         stats.stats[n].records += kept;  // node n belongs to this invocation alone
@@ -372,11 +389,14 @@ void main() {
             total = uint(cursor);
             if (uint(cursor >> 32) > kept) {
                 // The cursor also counted the workgroups of the dropped tail, which come last: stop at the end of the
-                // last kept record (written by another workgroup, hence the coherent read).
+                // last kept record. A static grid's records all launch the grid; a dynamic one's last kept entry says
+                // where it ends (written by another workgroup, hence the coherent read).
                 total = 0u;
-                if (kept != 0u) {
+                if (launch == kLaunchBroadcastStatic) {
+                    total = kept * StaticGridWorkgroups(table, n);
+                } else if (kept != 0u) {
                     CoherentWords last = CoherentWords(directory_address + uint64_t(base + kept - 1u) * kDirectoryEntrySize);
-                    total = last.w[kDirectoryEntryFirstWorkgroupOffset / 4u] + last.w[kDirectoryEntryFinishCounterOffset / 4u];
+                    total = last.w[kDirectoryEntryFirstWorkgroupOrNodeOffset / 4u] + last.w[kDirectoryEntryFinishCounterOffset / 4u];
                 }
             }
         } else {
@@ -394,7 +414,7 @@ void main() {
         if (s_total[n] != 0u) WriteDispatchArgs(pc.scratch, header, input_half, n, pc.level, s_total[n]);  // else cleared
         const uint first = table.infos[n].dispatch_group_first;
         const uint size = table.infos[n].dispatch_group_size;
-        const bool grouped = pc.has_dispatch_groups != 0u && size > 1u && first <= n && n - first < size && first + size <= node_count;
+        const bool grouped = pc.has_dispatch_groups != 0u && IsDispatchGroupMember(first, size, n, node_count);
         // A node outside any group is dispatched on its own (with no workgroups when it has no records).
         if (!grouped) {
             launched += LaunchedWorkgroups(s_total[n]);
@@ -417,6 +437,7 @@ void main() {
             }
         }
         WriteGroupDispatchArgs(pc.scratch, header, input_half, n, pc.level, uint(group_total));
+        input_half.nodes[n].group_workgroups = uint(group_total);
         launched += LaunchedWorkgroups(uint(group_total));
     }
     // Direct levels (docs/design.md): the last of these workgroups prepares the next level when that one is direct. It
@@ -443,6 +464,8 @@ void main() {
             input_half.nodes[n].workgroup_count = 0u;
             input_half.nodes[n].scatter_cursor = 0ul;
             input_half.nodes[n].group_first_workgroup = 0u;
+            input_half.nodes[n].group_directory_base = 0u;
+            input_half.nodes[n].group_workgroups = 0u;
         }
         if (t == 0u) {
             input_half.heap_top = 0u;

@@ -5,6 +5,12 @@
 
 #include "scratch_layout.glsl"
 
+// Workgroups each record of static broadcast node `node` launches. Validated at pipeline creation against
+// maxExecutionGraphWorkgroups.
+uint StaticGridWorkgroups(NodeTable table, uint node) {
+    return table.infos[node].static_grid[0] * table.infos[node].static_grid[1] * table.infos[node].static_grid[2];
+}
+
 uint GridComponent(Words payload, uint grid_offset, uint bits, uint i) {
     if (bits == 16u) {
         const uint byte_offset = grid_offset + 2u * i;
@@ -17,10 +23,7 @@ uint GridComponent(Words payload, uint grid_offset, uint bits, uint i) {
 // from the record count. Clamps and drops are charged to `level`.
 uint RecordWorkgroups(uint64_t scratch, GraphHeader header, NodeTable table, uint node, uint level, uint64_t payload_address) {
     const uint launch = table.infos[node].launch;
-    if (launch == kLaunchBroadcastStatic) {
-        // Validated at pipeline creation against maxExecutionGraphWorkgroups.
-        return table.infos[node].static_grid[0] * table.infos[node].static_grid[1] * table.infos[node].static_grid[2];
-    }
+    if (launch == kLaunchBroadcastStatic) return StaticGridWorkgroups(table, node);
     if (launch != kLaunchBroadcastDynamic) return 0u;
     Words payload = Words(payload_address);
     const uint components = table.infos[node].grid_components;
@@ -49,6 +52,13 @@ uint RecordWorkgroups(uint64_t scratch, GraphHeader header, NodeTable table, uin
         return 0u;
     }
     return uint(product);
+}
+
+// DirectoryEntry::first_workgroup_or_node for a record of `consumer` that starts at `first_workgroup` of the node's
+// workgroups: dynamic broadcast nodes search their entries by first workgroup; every other node's entry names the node,
+// which a dispatch group's workgroups read to find their member (scratch_layout.h).
+uint FirstWorkgroupOrNode(NodeTable table, uint consumer, uint first_workgroup) {
+    return table.infos[consumer].launch == kLaunchBroadcastDynamic ? first_workgroup : consumer;
 }
 
 // Workgroups of a coalescing node (NodeMaxPayloadsAMDX records per workgroup) or a thread node (the lowered batch size).

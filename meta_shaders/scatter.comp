@@ -2,8 +2,9 @@
 // half's record list into the directory by node. One invocation per record entry, grid-stride.
 //
 // One 64-bit atomic on NodeState.scatter_cursor (high word: records, low word: workgroups) hands out the record's
-// directory slot and its first linear workgroup together, so within a node first_workgroup ascends with the slot; the
-// lowered node finds its record by binary search over that order (design.md, "Lowered node semantics").
+// directory slot and its first linear workgroup together, so within a node first_workgroup ascends with the slot; a
+// dynamic broadcast node finds its record by binary search over that order (design.md, "Lowered node semantics"). The
+// other nodes' entries name their node instead (FirstWorkgroupOrNode).
 //
 // source_node == kInvalidNode: every entry goes to its own node. Otherwise only entries of source_node are scattered,
 // into consumer_node's directory range: the pass for a node that SharesInputWithAMDX source_node.
@@ -49,6 +50,6 @@ void main() {
         // Past the count prepare kept: already counted as dropped there.
         if (slot >= input_half.nodes[consumer].record_count) continue;
         directory.entries[input_half.nodes[consumer].directory_base + slot] =
-            DirectoryEntry(entry.payload_offset, entry.recursion_depth, uint(old), workgroups);
+            DirectoryEntry(entry.payload_offset, entry.recursion_depth, FirstWorkgroupOrNode(table, consumer, uint(old)), workgroups);
     }
 }

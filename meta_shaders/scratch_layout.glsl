@@ -94,6 +94,8 @@ const uint kNodeStateWorkgroupCountOffset = 8u;
 const uint kNodeStateDispatchOffset = 12u;
 const uint kNodeStateScatterCursorOffset = 24u;
 const uint kNodeStateGroupFirstWorkgroupOffset = 32u;
+const uint kNodeStateGroupDirectoryBaseOffset = 36u;
+const uint kNodeStateGroupWorkgroupsOffset = 40u;
 const uint kRecordEntrySize = 16u;
 const uint kRecordEntryNodeOffset = 8u;
 const uint kRecordEntryPayloadOffsetOffset = 0u;
@@ -101,7 +103,7 @@ const uint kRecordEntryRecursionDepthOffset = 4u;
 const uint kDirectoryEntrySize = 16u;
 const uint kDirectoryEntryPayloadOffsetOffset = 0u;
 const uint kDirectoryEntryRecursionDepthOffset = 4u;
-const uint kDirectoryEntryFirstWorkgroupOffset = 8u;
+const uint kDirectoryEntryFirstWorkgroupOrNodeOffset = 8u;
 const uint kDirectoryEntryFinishCounterOffset = 12u;
 
 // Offset 0 of scratch.
@@ -172,7 +174,9 @@ struct NodeState {
     uint dispatch[3];
     uint64_t scatter_cursor;
     uint group_first_workgroup;
-    uint node_state_reserved[3];
+    uint group_directory_base;
+    uint group_workgroups;
+    uint node_state_reserved;
 };
 
 // HalfHeader followed by NodeState[node_count]: one reference reaches both.
@@ -198,7 +202,7 @@ layout(buffer_reference, std430, buffer_reference_align = 16) buffer RecordList 
 struct DirectoryEntry {
     uint payload_offset;
     uint recursion_depth;
-    uint first_workgroup;
+    uint first_workgroup_or_node;  // dynamic broadcast: first linear workgroup; other nodes: the entry's node
     uint finish_counter;
 };
 

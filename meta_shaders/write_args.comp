@@ -29,11 +29,14 @@ void main() {
             total = uint(cursor);
             if (uint(cursor >> 32) > kept) {
                 // Prepare dropped the tail of this node's records; the cursor also counted their workgroups, which
-                // come last. Stop at the end of the last kept record.
+                // come last. Stop at the end of the last kept record: a static grid's records all launch the grid; a
+                // dynamic one's last kept entry says where it ends.
                 total = 0u;
-                if (kept != 0u) {
+                if (launch == kLaunchBroadcastStatic) {
+                    total = kept * StaticGridWorkgroups(table, n);
+                } else if (kept != 0u) {
                     const DirectoryEntry last = directory.entries[input_half.nodes[n].directory_base + kept - 1u];
-                    total = last.first_workgroup + last.finish_counter;
+                    total = last.first_workgroup_or_node + last.finish_counter;
                 }
             }
         } else {

@@ -257,6 +257,64 @@ TEST_P(LaunchKindsBySchedulerSettings, DispatchGroupMembersWithUnevenAndNoWork) 
 struct IdxValue {
     uint32_t idx, v;
 };
+
+// Adds what one record of array_static_sink (grid 3x1x1, two invocations per workgroup) leaves in the UAV of member
+// `member`: its value six times, six invocations, and two invocations in each of the three low bytes of word 2 (one
+// byte per workgroup of the grid).
+void AddStaticSinkRecord(std::vector<uint32_t>& expected, uint32_t member, uint32_t value) {
+    expected[4 * member] += 6 * value;
+    expected[4 * member + 1] += 6;
+    expected[4 * member + 2] += 0x020202u;
+}
+
+// The same classify-to-array shape with static broadcast members (AMD's classify/compose): a group of static broadcast
+// nodes runs its members' records in directory order, and each workgroup reads its member from its directory entry
+// (docs/design.md, "Dispatch groups"). A workgroup that ran as the wrong member, as the wrong workgroup of its record's
+// grid, or twice, shows up in the member's words.
+TEST_P(LaunchKindsBySchedulerSettings, DispatchGroupOfStaticBroadcastMembersFindsEachWorkgroupsMember) {
+    struct Rec {
+        uint32_t node_idx, value;
+    };
+    const std::vector<Rec> records = {{1, 10}, {3, 200}, {1, 30}, {2, 7}, {3, 600}, {1, 50000}};
+    TestBuffer& uav = Uav(64);
+    std::vector<NodeStage> stages = {{ReadCorpus("output_node_array_runtime_index"), "main", "Entry", 0}};
+    for (uint32_t i = 0; i < 16; ++i) stages.push_back({ReadModule("array_static_sink"), "main", "B", i});
+    RunGraph(stages, uav, {{"Entry", 0, static_cast<uint32_t>(records.size()), records.data(), sizeof(Rec)}});
+    std::vector<uint32_t> expected(64, 0);
+    for (const Rec& r : records) {
+        for (uint32_t thread = 0; thread < 8; ++thread) AddStaticSinkRecord(expected, r.node_idx, r.value + thread);
+    }
+    ExpectUav(uav, expected);
+}
+
+// Entries for a node T (graph node 0) and for two members of a static broadcast group in one dispatch: level 0 runs
+// both, so the group's directory range starts after T's records (NodeState::group_directory_base), and its members
+// B[0..4] have 0, 37, 0, 90 and 0 records. T writes nothing itself (two dispatches of one level writing the UAV would be
+// a hazard to synchronization validation): each of its records reaches Sink[0] (array_sink, UAV words 0 and 1, which
+// B[0] never writes) one level later.
+TEST_P(LaunchKindsBySchedulerSettings, DispatchGroupOfStaticBroadcastMembersAfterAnotherNodesRecords) {
+    std::vector<uint32_t> thread_records, second, fourth;
+    for (uint32_t i = 0; i < 50; ++i) thread_records.push_back(900 + i);
+    for (uint32_t i = 0; i < 37; ++i) second.push_back(3 * i + 1);
+    for (uint32_t i = 0; i < 90; ++i) fourth.push_back(1000 + i);
+    TestBuffer& uav = Uav(64);
+    std::vector<NodeStage> stages = {{ReadModule("unenqueued_allocation"), "main", "T", 0}};
+    for (uint32_t i = 0; i < 5; ++i) stages.push_back({ReadModule("array_static_sink"), "main", "B", i});
+    stages.push_back({ReadModule("array_sink"), "main", "Sink", 0});
+    RunGraph(stages, uav,
+             {{"T", 0, static_cast<uint32_t>(thread_records.size()), thread_records.data(), sizeof(uint32_t)},
+              {"B", 1, static_cast<uint32_t>(second.size()), second.data(), sizeof(uint32_t)},
+              {"B", 3, static_cast<uint32_t>(fourth.size()), fourth.data(), sizeof(uint32_t)}});
+    std::vector<uint32_t> expected(64, 0);
+    for (uint32_t value : second) AddStaticSinkRecord(expected, 1, value);
+    for (uint32_t value : fourth) AddStaticSinkRecord(expected, 3, value);
+    for (uint32_t value : thread_records) {
+        expected[0] += 3 * value;
+        expected[1] += 1;
+    }
+    ExpectUav(uav, expected);
+}
+
 const std::vector<IdxValue> kCoalescedRecords = {{100, 50}, {150, 40}, {200, 79}, {300, 40},
                                                  {400, 30}, {490, 20}, {530, 10}, {32, 32}};
 

@@ -130,6 +130,41 @@ TEST_F(Robustness, Revision2023AmdxModuleIsRefusedWithAMessage) {
     context_.log().Clear();
 }
 
+// The layer appends its 32-byte NodePushContext after the application's push constants (docs/design.md, "How a node
+// receives its scheduler context"). A graph layout that leaves exactly that room works, and the node still reads the
+// application's constants; one that leaves 8 bytes less is refused at creation with an error VkResult and a message that
+// names the sizes, instead of a pipeline whose push constants overrun the device's limit.
+TEST_F(Robustness, PushConstantsLeavingTooLittleRoomForTheContextAreRefused) {
+    VkPhysicalDeviceProperties properties{};
+    vkGetPhysicalDeviceProperties(context_.physical_device(), &properties);
+    const uint32_t room = 32;
+    ASSERT_GE(properties.limits.maxPushConstantsSize, room + 16);
+    TestBuffer& uav = Uav(16);
+
+    VkPipelineLayout fitting = context_.CreateStorageBufferLayout({&uav}, properties.limits.maxPushConstantsSize - room);
+    VkPipeline graph = context_.CreateGraph({{ReadModule("push_constant_node"), "main"}}, fitting);
+    ASSERT_NE(graph, VK_NULL_HANDLE) << context_.log().Problems();
+    TestBuffer& scratch = PrepareScratch(graph);
+    struct IdxValue {
+        uint32_t idx, v;
+    };
+    const std::vector<IdxValue> records = {{3, 5}, {7, 9}};
+    const uint32_t constants[2] = {40, 0};
+    context_.Submit([&](VkCommandBuffer cmd) {
+        BindGraph(cmd, graph, fitting, context_.descriptor_set());
+        vkCmdPushConstants(cmd, fitting, VK_SHADER_STAGE_COMPUTE_BIT, 0, sizeof(constants), constants);
+        DispatchHost(cmd, scratch, {{context_.NodeIndex(graph, "main", 0), 2, records.data(), sizeof(IdxValue)}});
+    });
+    ExpectUav(uav, {0, 0, 0, 45, 0, 0, 0, 49});
+
+    VkPipelineLayout crowded = context_.CreateStorageBufferLayout({&uav}, properties.limits.maxPushConstantsSize - room + 8);
+    VkResult result = VK_SUCCESS;
+    EXPECT_EQ(context_.CreateGraph({{ReadModule("push_constant_node"), "main"}}, crowded, &result), VK_NULL_HANDLE);
+    EXPECT_EQ(result, VK_ERROR_UNKNOWN);
+    EXPECT_EQ(CountMessages(context_.log(), "EXECGRAPH-PIPELINE-CREATION", "needs 32 more"), 1u) << context_.log().Problems();
+    context_.log().Clear();
+}
+
 // ---- Bad API use ----------------------------------------------------------------------------------------------------
 
 // Unknown node names: a graph whose node enqueues to a node that is not in it fails creation, and asking a graph for a

@@ -188,7 +188,7 @@ std::string CheckLevel(const uint8_t* scratch, const ScratchLayout& layout, cons
         if (state.directory_base != base && !list_is_directory && count != 0) {
             problems << "node " << n << ": directory_base " << state.directory_base << " != " << base << "\n";
         }
-        // The node's directory range holds exactly its records, in first_workgroup order.
+        // The node's directory range holds exactly its records (a dynamic broadcast node's in first-workgroup order).
         std::vector<std::vector<uint32_t>> got;
         uint32_t next_workgroup = 0;
         for (uint32_t k = 0; k < std::min(count, state.record_count); ++k) {
@@ -204,8 +204,12 @@ std::string CheckLevel(const uint8_t* scratch, const ScratchLayout& layout, cons
             if (!batched && entry.finish_counter != grid.workgroups) {
                 problems << "node " << n << " slot " << k << ": finish_counter " << entry.finish_counter << " != " << grid.workgroups << "\n";
             }
-            if (!batched && entry.first_workgroup != next_workgroup) {
-                problems << "node " << n << " slot " << k << ": first_workgroup " << entry.first_workgroup << " != " << next_workgroup << "\n";
+            // A dynamic broadcast node's entries hold their first workgroup (its workgroups search them); every other
+            // node's name the node (a dispatch group's workgroups find their member there).
+            const uint32_t want_word = info.launch == kLaunchDynamic ? next_workgroup : n;
+            if (entry.first_workgroup_or_node != want_word) {
+                problems << "node " << n << " slot " << k << ": first_workgroup_or_node " << entry.first_workgroup_or_node << " != " << want_word
+                         << "\n";
             }
             if (entry.recursion_depth != 0) problems << "node " << n << ": entry recursion depth " << entry.recursion_depth << "\n";
             next_workgroup += grid.workgroups;

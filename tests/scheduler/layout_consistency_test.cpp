@@ -98,6 +98,8 @@ TEST(LayoutConsistency, GlslConstantsMatchTheCppHeader) {
         {"kNodeStateDispatchOffset", offsetof(NodeState, dispatch)},
         {"kNodeStateScatterCursorOffset", offsetof(NodeState, scatter_cursor)},
         {"kNodeStateGroupFirstWorkgroupOffset", offsetof(NodeState, group_first_workgroup)},
+        {"kNodeStateGroupDirectoryBaseOffset", offsetof(NodeState, group_directory_base)},
+        {"kNodeStateGroupWorkgroupsOffset", offsetof(NodeState, group_workgroups)},
         {"kRecordEntrySize", sizeof(RecordEntry)},
         {"kRecordEntryNodeOffset", offsetof(RecordEntry, node)},
         {"kRecordEntryPayloadOffsetOffset", offsetof(RecordEntry, payload_offset)},
@@ -105,7 +107,7 @@ TEST(LayoutConsistency, GlslConstantsMatchTheCppHeader) {
         {"kDirectoryEntrySize", sizeof(DirectoryEntry)},
         {"kDirectoryEntryPayloadOffsetOffset", offsetof(DirectoryEntry, payload_offset)},
         {"kDirectoryEntryRecursionDepthOffset", offsetof(DirectoryEntry, recursion_depth)},
-        {"kDirectoryEntryFirstWorkgroupOffset", offsetof(DirectoryEntry, first_workgroup)},
+        {"kDirectoryEntryFirstWorkgroupOrNodeOffset", offsetof(DirectoryEntry, first_workgroup_or_node)},
         {"kDirectoryEntryFinishCounterOffset", offsetof(DirectoryEntry, finish_counter)},
     };
     std::map<std::string, uint64_t> found;
@@ -171,7 +173,7 @@ TEST(LayoutConsistency, GlslStructsMatchTheCppStructs) {
     auto* expected_half = reinterpret_cast<HalfHeader*>(expected.data() + 512);
     *expected_half = HalfHeader{201, 202, 203, 204};
     reinterpret_cast<NodeState*>(expected.data() + 512 + sizeof(HalfHeader))[1] =
-        NodeState{205, 206, 207, {208, 209, 210}, 0x1122334455667788ull, 211, {212, 213, 214}};
+        NodeState{205, 206, 207, {208, 209, 210}, 0x1122334455667788ull, 211, 212, 213, 214};
     reinterpret_cast<RecordEntry*>(expected.data() + 1024)[1] = RecordEntry{301, 302, 303, 304};
     reinterpret_cast<DirectoryEntry*>(expected.data() + 1088)[1] = DirectoryEntry{401, 402, 403, 404};
     auto* derived = reinterpret_cast<uint32_t*>(expected.data() + 2048);

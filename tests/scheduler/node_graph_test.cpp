@@ -42,8 +42,10 @@ class NodeGraphTest : public ::testing::TestWithParam<std::tuple<bool, bool>> {
         graph_.Add(TestGraph::Dynamic(4, 3, 32, 8, 8, 8), 16);      // 0: broadcast, MaxNumWorkgroups (8, 8, 8)
         graph_.Add(TestGraph::Batched(kLaunchThread, 32), 8);        // 1: thread node, batches of 32
         graph_.nodes[1].max_recursion = kMaxDepth;
-        broadcast_ = gpu_.CreatePipeline(meta_shaders::kBroadcastNodeSpv, meta_shaders::kBroadcastNodeSpvWords, 32);
-        thread_ = gpu_.CreatePipeline(meta_shaders::kThreadNodeSpv, meta_shaders::kThreadNodeSpvWords, 32);
+        // The application's 16 bytes of constants, then NodePushContext at context offset 16.
+        constexpr uint32_t kPushSize = 16 + sizeof(runtime::NodePushContext);
+        broadcast_ = gpu_.CreatePipeline(meta_shaders::kBroadcastNodeSpv, meta_shaders::kBroadcastNodeSpvWords, kPushSize);
+        thread_ = gpu_.CreatePipeline(meta_shaders::kThreadNodeSpv, meta_shaders::kThreadNodeSpvWords, kPushSize);
         plan_.graph_tag = kGraphTag;
         plan_.scratch_plan = ScratchPlan(2, 0, 0);
         plan_.nodes = {{broadcast_.pipeline, broadcast_.layout, 16, 16, runtime::kInvalidNode},

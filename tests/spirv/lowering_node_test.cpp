@@ -218,7 +218,7 @@ TEST(AmdFixtureLowering, ComputeToMeshAppendsTheContextToItsPushConstants) {
     options.context_offset += 8;  // any 8-aligned offset past the application's range
     const Lowered lowered = MustLower(module, info, options);
     // Still exactly one push-constant variable, whose block gained NodePushContext's members: a uint64 at context_offset,
-    // then the uint32 node index and output-table base.
+    // then six uint32 words (node index, output-table base, the level's halves, level, next consumer).
     EXPECT_EQ(CountOf(lowered.text, "PushConstant\n"), 1u) << lowered.text;
     std::uint32_t block = 0;
     for (const Instruction& inst : lowered.module.section(Section::kTypesValues)) {
@@ -228,9 +228,11 @@ TEST(AmdFixtureLowering, ComputeToMeshAppendsTheContextToItsPushConstants) {
     }
     ASSERT_NE(block, 0u);
     const Instruction* block_def = lowered.module.FindDef(block);
-    const std::uint32_t context = static_cast<std::uint32_t>(block_def->OperandWordCount()) - 3;
+    constexpr std::uint32_t kContextMembers = 7;
+    static_assert(sizeof(runtime::NodePushContext) == 8 + 4 * (kContextMembers - 1));
+    const std::uint32_t context = static_cast<std::uint32_t>(block_def->OperandWordCount()) - kContextMembers;
     EXPECT_GT(context, 0u);
-    for (std::uint32_t member = 0; member < 3; ++member) {
+    for (std::uint32_t member = 0; member < kContextMembers; ++member) {
         EXPECT_EQ(OffsetOf(lowered.module, block, context + member),
                   std::optional<std::uint32_t>(options.context_offset + (member == 0 ? 0 : 4 + 4 * member)));
         const Instruction* member_type = lowered.module.FindDef(block_def->Word(context + member));

@@ -8,6 +8,8 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <array>
+#include <cstddef>
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -26,6 +28,14 @@ namespace execgraph::spirv {
 namespace {
 
 using lowering::LoweringContext;
+
+// runtime::NodePushContext's members as the lowering must lay them out: byte offsets from context_offset.
+constexpr std::array<std::uint32_t, 7> kPushContextOffsets = {
+    offsetof(runtime::NodePushContext, scratch_address),   offsetof(runtime::NodePushContext, node_index),
+    offsetof(runtime::NodePushContext, output_table_base), offsetof(runtime::NodePushContext, input_half_offset),
+    offsetof(runtime::NodePushContext, output_half_offset), offsetof(runtime::NodePushContext, level),
+    offsetof(runtime::NodePushContext, next_level_consumer)};
+static_assert(kPushContextOffsets.back() + 4 == sizeof(runtime::NodePushContext));
 
 // The order LowerNode runs them in.
 enum PassIndex : std::size_t {
@@ -384,21 +394,20 @@ TEST(LoweringPasses, RuntimeContextAddsAddressingPushConstantsAndPrivateContext)
     EXPECT_TRUE(HasCapability(m, Capability::PhysicalStorageBufferAddresses));
     EXPECT_TRUE(HasCapability(m, Capability::Int64));
     EXPECT_TRUE(HasCapability(m, Capability::StorageBuffer16BitAccess));
-    // A push-constant block of our own: struct { uint64; uint; uint } (NodePushContext) decorated Block, at context_offset.
+    // A push-constant block of our own: struct { uint64; uint x 6 } (NodePushContext) decorated Block, at context_offset.
     ASSERT_EQ(GlobalVariables(m, StorageClass::PushConstant), 1u);
     ASSERT_NE(ctx.push_constant_var, 0u);
     std::uint32_t block = 0;
     ASSERT_TRUE(lowering::PointerInfo(m, m.FindDef(ctx.push_constant_var)->type_id(), nullptr, &block));
     const Instruction* block_def = m.FindDef(block);
     ASSERT_EQ(block_def->opcode(), Op::OpTypeStruct);
-    ASSERT_EQ(block_def->OperandWordCount(), 3u);
-    EXPECT_EQ(block_def->Word(0), ctx.u64);
-    EXPECT_EQ(block_def->Word(1), ctx.u32);
-    EXPECT_EQ(block_def->Word(2), ctx.u32);
+    ASSERT_EQ(block_def->OperandWordCount(), kPushContextOffsets.size());
     EXPECT_EQ(ctx.push_constant_member, 0u);
-    EXPECT_EQ(OffsetOf(m, block, 0), std::optional<std::uint32_t>(pipeline.options().context_offset));
-    EXPECT_EQ(OffsetOf(m, block, 1), std::optional<std::uint32_t>(pipeline.options().context_offset + 8));
-    EXPECT_EQ(OffsetOf(m, block, 2), std::optional<std::uint32_t>(pipeline.options().context_offset + 12));
+    for (std::uint32_t member = 0; member < kPushContextOffsets.size(); ++member) {
+        EXPECT_EQ(block_def->Word(member), member == 0 ? ctx.u64 : ctx.u32) << member;
+        EXPECT_EQ(OffsetOf(m, block, member), std::optional<std::uint32_t>(pipeline.options().context_offset + kPushContextOffsets[member]))
+            << member;
+    }
     // Eleven Private context variables (scratch address, node index, output-table base + eight uint32 offsets/counts)
     // and the input-address helper.
     EXPECT_EQ(GlobalVariables(m, StorageClass::Private), private_before + 11);
@@ -443,16 +452,14 @@ TEST(LoweringPasses, RuntimeContextExtendsTheApplicationsPushConstantBlock) {
     std::uint32_t block = 0;
     ASSERT_TRUE(lowering::PointerInfo(m, m.FindDef(pipeline.ctx().push_constant_var)->type_id(), nullptr, &block));
     const Instruction* block_def = m.FindDef(block);
-    ASSERT_EQ(block_def->OperandWordCount(), 5u);
+    ASSERT_EQ(block_def->OperandWordCount(), 2 + kPushContextOffsets.size());
     EXPECT_EQ(pipeline.ctx().push_constant_member, 2u);
-    EXPECT_EQ(block_def->Word(2), pipeline.ctx().u64);
-    EXPECT_EQ(block_def->Word(3), pipeline.ctx().u32);
-    EXPECT_EQ(block_def->Word(4), pipeline.ctx().u32);
     EXPECT_EQ(OffsetOf(m, block, 0), std::optional<std::uint32_t>(0u));
     EXPECT_EQ(OffsetOf(m, block, 1), std::optional<std::uint32_t>(4u));
-    EXPECT_EQ(OffsetOf(m, block, 2), std::optional<std::uint32_t>(8u));
-    EXPECT_EQ(OffsetOf(m, block, 3), std::optional<std::uint32_t>(16u));
-    EXPECT_EQ(OffsetOf(m, block, 4), std::optional<std::uint32_t>(20u));
+    for (std::uint32_t member = 0; member < kPushContextOffsets.size(); ++member) {
+        EXPECT_EQ(block_def->Word(2 + member), member == 0 ? pipeline.ctx().u64 : pipeline.ctx().u32) << member;
+        EXPECT_EQ(OffsetOf(m, block, 2 + member), std::optional<std::uint32_t>(8u + kPushContextOffsets[member])) << member;
+    }
     pipeline.FinishAndValidate();
 }
 

@@ -1,9 +1,12 @@
 // SPDX-License-Identifier: Apache-2.0
 // Per launch kind, the entry point's prologue (docs/design.md, "Lowered node semantics"):
-//   * reads the scratch address and the layout of the halves from GraphHeader into the Private context;
+//   * reads the scratch address and the level's halves from the pushed NodePushContext, and the layout of a half from
+//     GraphHeader, into the Private context;
 //   * picks this workgroup's / invocation's record(s) from the linear workgroup WorkgroupId.y * 65535 + WorkgroupId.x
-//     (kDispatchSplitWidth): static broadcast r = w / (gx*gy*gz); dynamic broadcast: binary search of the directory for
-//     the last entry with first_workgroup <= w; coalescing: records [w*M, min((w+1)*M, count)); thread: w*B + local index;
+//     (kDispatchSplitWidth): static broadcast r = w / (gx*gy*gz) (of a whole dispatch group's directory range, whose
+//     entries name their member); dynamic broadcast: binary search of the directory for the last entry with
+//     first_workgroup <= w; coalescing: records [w*M, min((w+1)*M, count)); thread: w*B + local index. Other dispatch
+//     groups first binary-search their member;
 //   * returns at once for workgroups (invocations, for thread nodes) past the node's work: the dispatch is rounded up
 //     to whole rows of kDispatchSplitWidth and thread batches;
 //   * remaps the built-ins the node sees: WorkgroupId is the workgroup within the record's grid for broadcast nodes
@@ -149,12 +152,11 @@ Result<bool> LaunchPass::Run(Module& module) {
     const std::uint32_t context_pointer =
         e.Emit(Op::OpAccessChain, ctx_.push_constant_u64_pointer, {ctx_.push_constant_var, e.U32(ctx_.push_constant_member)});
     e.Store(ctx_.var_scratch, e.Load(ctx_.u64, context_pointer));
+    // The level's halves come pushed (NodePushContext), so the only header loads here are independent of each other.
     const std::uint32_t node_count = e.LoadScratchU32(e.U32(offsets::kHeaderNodeCount));
-    const std::uint32_t input_half_index = e.LoadScratchU32(e.U32(offsets::kHeaderInputHalf));
     const std::uint32_t record_capacity = e.LoadScratchU32(e.U32(offsets::kHeaderRecordCapacity));
-    const std::uint32_t input_half = e.LoadScratchU32(e.Add(e.U32(offsets::kHeaderHalfOffset), e.Mul(input_half_index, e.U32(4))));
-    const std::uint32_t output_half =
-        e.LoadScratchU32(e.Add(e.U32(offsets::kHeaderHalfOffset), e.Mul(e.Sub(e.U32(1), input_half_index), e.U32(4))));
+    const std::uint32_t input_half = e.LoadPushContextU32(PushContextMember::kInputHalfOffset);
+    const std::uint32_t output_half = e.LoadPushContextU32(PushContextMember::kOutputHalfOffset);
     // Arrays inside a half: NodeState[node_count] at +16, records, directory, then the 16-byte aligned heap.
     const std::uint32_t records_offset = e.Add(e.U32(offsets::kHalfNodes), e.Mul(node_count, e.U32(offsets::kNodeStateSize)));
     const std::uint32_t directory_offset = e.Add(records_offset, e.Mul(record_capacity, e.U32(offsets::kRecordEntrySize)));
@@ -199,11 +201,31 @@ Result<bool> LaunchPass::Run(Module& module) {
         b.StartBlock(merge);
         return lo;
     };
+    // Workgroups (invocations, for thread nodes) past the node's work return at once: the dispatch is rounded up to
+    // whole rows of kDispatchSplitWidth and thread batches.
+    auto return_if = [&](std::uint32_t condition) {
+        const std::uint32_t return_label = b.NewLabel(), continue_label = b.NewLabel();
+        b.SelectionMerge(continue_label);
+        e.EmitVoid(Op::OpBranchConditional, {condition, return_label, continue_label});
+        b.StartBlock(return_label);
+        e.EmitVoid(Op::OpReturn, {});
+        b.StartBlock(continue_label);
+    };
     auto node_state_at = [&](std::uint32_t node) {
         return e.Add(input_half, e.Add(e.U32(offsets::kHalfNodes), e.Mul(node, e.U32(offsets::kNodeStateSize))));
     };
     auto node_static_info_at = [&](std::uint32_t node) {
         return e.Add(e.LoadScratchU32(e.U32(offsets::kHeaderNodeTableOffset)), e.Mul(node, e.U32(offsets::kNodeStaticInfoSize)));
+    };
+    auto directory_entry_at = [&](std::uint32_t index) {
+        return e.Add(e.Add(input_half, directory_offset), e.Mul(index, e.U32(offsets::kDirectoryEntrySize)));
+    };
+    // The NodeState whose records `node` consumes: a SharesInputWithAMDX node consumes those of the node named in
+    // NodeStaticInfo.shares_input_with.
+    auto input_state_of = [&](std::uint32_t node) {
+        if (!info.shares_input_with_name) return node_state_at(node);
+        const std::uint32_t shared = e.LoadScratchU32(e.Add(node_static_info_at(node), e.U32(offsets::kNodeStaticSharesInputWith)));
+        return node_state_at(e.SelectU32(e.NotEqual(shared, e.U32(runtime::kInvalidNode)), shared, node));
     };
 
     Result<BuiltinShape> workgroup_shape = ShapeOfBuiltin(module, ctx_.builtin_workgroup_id);
@@ -220,160 +242,158 @@ Result<bool> LaunchPass::Run(Module& module) {
     const std::uint32_t dispatched_linear =
         e.Add(e.Mul(extract(workgroup_id, 1), e.U32(runtime::kDispatchSplitWidth)), extract(workgroup_id, 0));
 
-    // A dispatch-group dispatch (NodePushContext::output_table_base == kDispatchGroupMarker) runs the workgroups of every
-    // member of the group that starts at node_index, one after the other: the level pass wrote each member's first
-    // workgroup within the group (NodeState::group_first_workgroup), so the workgroup's member is the last one whose
-    // first workgroup is at or before it, and the member's own linear workgroup is the difference (docs/design.md,
-    // "Dispatch groups"). Members without work have no workgroups and are never found.
-    const std::uint32_t pushed_node =
-        e.Load(ctx_.u32, e.Emit(Op::OpAccessChain, ctx_.push_constant_u32_pointer, {ctx_.push_constant_var, e.U32(ctx_.push_constant_member + 1)}));
-    const std::uint32_t pushed_table_base =
-        e.Load(ctx_.u32, e.Emit(Op::OpAccessChain, ctx_.push_constant_u32_pointer, {ctx_.push_constant_var, e.U32(ctx_.push_constant_member + 2)}));
+    const std::uint32_t pushed_node = e.LoadPushContextU32(PushContextMember::kNodeIndex);
+    const std::uint32_t pushed_table_base = e.LoadPushContextU32(PushContextMember::kOutputTableBase);
     e.Store(ctx_.var_node_index, pushed_node);
     e.Store(ctx_.var_output_table_base, pushed_table_base);
-    const std::uint32_t linear = b.IfValue(e.Equal(pushed_table_base, e.U32(runtime::kDispatchGroupMarker)), ctx_.u32, dispatched_linear, [&]() {
-        const std::uint32_t group_size =
-            e.Max(e.LoadScratchU32(e.Add(node_static_info_at(pushed_node), e.U32(offsets::kNodeStaticDispatchGroupSize))), e.U32(1));
-        const std::uint32_t last_state = node_state_at(e.Sub(e.Add(pushed_node, group_size), e.U32(1)));
-        const std::uint32_t group_workgroups = e.Add(e.LoadScratchU32(e.Add(last_state, e.U32(offsets::kNodeStateGroupFirstWorkgroup))),
-                                                     e.LoadScratchU32(e.Add(last_state, e.U32(offsets::kNodeStateWorkgroupCount))));
-        // Rows of kDispatchSplitWidth round the dispatch up: the rest return at once.
-        const std::uint32_t in_group_label = b.NewLabel(), past_group_label = b.NewLabel();
-        const std::uint32_t past_group = e.LessEqual(group_workgroups, dispatched_linear);
-        b.SelectionMerge(in_group_label);
-        e.EmitVoid(Op::OpBranchConditional, {past_group, past_group_label, in_group_label});
-        b.StartBlock(past_group_label);
-        e.EmitVoid(Op::OpReturn, {});
-        b.StartBlock(in_group_label);
-        const std::uint32_t member = e.Add(pushed_node, search_last_at_or_before(group_size, dispatched_linear, [&](std::uint32_t i) {
-            return e.LoadScratchU32(e.Add(node_state_at(e.Add(pushed_node, i)), e.U32(offsets::kNodeStateGroupFirstWorkgroup)));
-        }));
+    // A dispatch-group dispatch (NodePushContext::output_table_base == kDispatchGroupMarker) runs the workgroups of every
+    // member of the group that starts at node_index, one after the other (docs/design.md, "Dispatch groups").
+    const std::uint32_t group_dispatch = e.Equal(pushed_table_base, e.U32(runtime::kDispatchGroupMarker));
+    // A member of a group continues as that node: its graph index and its own output-table base.
+    auto become_member = [&](std::uint32_t member) {
         e.Store(ctx_.var_node_index, member);
-        e.Store(ctx_.var_output_table_base,
-                e.LoadScratchU32(e.Add(node_static_info_at(member), e.U32(offsets::kNodeStaticOutputTableBase))));
-        return e.Sub(dispatched_linear,
-                     e.LoadScratchU32(e.Add(node_state_at(member), e.U32(offsets::kNodeStateGroupFirstWorkgroup))));
-    });
-
-    const std::uint32_t me = e.LoadU32Var(ctx_.var_node_index);
-    std::uint32_t state_node = me;
-    if (info.shares_input_with_name) {
-        // A SharesInputWithAMDX node consumes the records of the node named in NodeStaticInfo.shares_input_with.
-        const std::uint32_t table = e.LoadScratchU32(e.U32(offsets::kHeaderNodeTableOffset));
-        const std::uint32_t shared = e.LoadScratchU32(
-            e.Add(e.Add(table, e.Mul(me, e.U32(offsets::kNodeStaticInfoSize))), e.U32(offsets::kNodeStaticSharesInputWith)));
-        state_node = e.SelectU32(e.NotEqual(shared, e.U32(runtime::kInvalidNode)), shared, me);
-    }
-    const std::uint32_t state = e.Add(input_half, e.Add(e.U32(offsets::kHalfNodes), e.Mul(state_node, e.U32(offsets::kNodeStateSize))));
-    const std::uint32_t record_count = e.LoadScratchU32(e.Add(state, e.U32(offsets::kNodeStateRecordCount)));
-    const std::uint32_t directory_base = e.LoadScratchU32(e.Add(state, e.U32(offsets::kNodeStateDirectoryBase)));
-
-    std::uint32_t local_index = 0;
-    std::uint32_t past = 0;
-    std::uint32_t grid_size = 0;  // static grid product
-    switch (launch) {
-        case LaunchKind::kBroadcastStatic: {
-            const auto& g = *info.static_grid;
-            const std::uint64_t product = std::uint64_t{g[0]} * g[1] * g[2];
-            if (product == 0 || product > 0xffffffffull) return Error{kNoWordOffset, "static grid is empty or too large"};
-            grid_size = e.U32(static_cast<std::uint32_t>(product));
-            past = e.LessEqual(record_count, e.Div(linear, grid_size));
-            break;
-        }
-        case LaunchKind::kBroadcastDynamic: {
-            // The scatter pass computed this node's workgroups (grids clamped to MaxNumWorkgroupsAMDX).
-            const std::uint32_t own_state =
-                e.Add(input_half, e.Add(e.U32(offsets::kHalfNodes), e.Mul(me, e.U32(offsets::kNodeStateSize))));
-            const std::uint32_t workgroups = e.LoadScratchU32(e.Add(own_state, e.U32(offsets::kNodeStateWorkgroupCount)));
-            past = e.LessEqual(workgroups, linear);
-            break;
-        }
-        case LaunchKind::kCoalescing: {
-            const std::uint32_t m = e.U32(info.input_max_payloads);
-            past = e.LessEqual(e.Div(e.Add(record_count, e.U32(info.input_max_payloads - 1)), m), linear);
-            break;
-        }
-        case LaunchKind::kThread: {
-            local_index = e.Load(ctx_.u32, ctx_.builtin_local_invocation_index);
-            const std::uint32_t record = e.Add(e.Mul(linear, e.U32(ctx_.options.thread_batch_size)), local_index);
-            past = e.LessEqual(record_count, record);
-            break;
-        }
-    }
-    const std::uint32_t return_label = b.NewLabel();
-    const std::uint32_t continue_label = b.NewLabel();
-    b.SelectionMerge(continue_label);
-    e.EmitVoid(Op::OpBranchConditional, {past, return_label, continue_label});
-    b.StartBlock(return_label);
-    e.EmitVoid(Op::OpReturn, {});
-    b.StartBlock(continue_label);
+        e.Store(ctx_.var_output_table_base, e.LoadScratchU32(e.Add(node_static_info_at(member), e.U32(offsets::kNodeStaticOutputTableBase))));
+    };
 
     std::uint32_t directory_first = 0;
     std::uint32_t input_count = e.U32(1);
     std::uint32_t local_workgroup = 0;                  // linear workgroup within the record's grid (broadcast)
     std::uint32_t gx = 0, gy = 0, gz = 0;               // the record's grid
-    switch (launch) {
-        case LaunchKind::kBroadcastStatic: {
-            const auto& g = *info.static_grid;
-            directory_first = e.Add(directory_base, e.Div(linear, grid_size));
-            local_workgroup = e.Mod(linear, grid_size);
-            gx = e.U32(g[0]);
-            gy = e.U32(g[1]);
-            gz = e.U32(g[2]);
-            break;
-        }
-        case LaunchKind::kBroadcastDynamic: {
-            // Last directory entry of the node with first_workgroup <= linear.
-            const std::uint32_t lo = search_last_at_or_before(record_count, linear, [&](std::uint32_t mid) {
-                const std::uint32_t mid_entry = e.Add(e.Add(input_half, directory_offset),
-                                                      e.Mul(e.Add(directory_base, mid), e.U32(offsets::kDirectoryEntrySize)));
-                return e.LoadScratchU32(e.Add(mid_entry, e.U32(offsets::kDirectoryFirstWorkgroup)));
+    if (launch == LaunchKind::kBroadcastStatic) {
+        // Every record runs the same grid, so workgroup w runs record w / grid of the node's directory range, workgroup
+        // w % grid within it.
+        const auto& g = *info.static_grid;
+        const std::uint64_t product = std::uint64_t{g[0]} * g[1] * g[2];
+        if (product == 0 || product > 0xffffffffull) return Error{kNoWordOffset, "static grid is empty or too large"};
+        const std::uint32_t grid_size = e.U32(static_cast<std::uint32_t>(product));
+        const std::uint32_t record_in_dispatch = e.Div(dispatched_linear, grid_size);
+        directory_first = b.IfElseValue(
+            group_dispatch, ctx_.u32,
+            [&]() {
+                // The members' directory ranges lie one after the other (graph-node order) and every member's record
+                // runs the same grid, so the group's workgroups run the range's records in order: the level pass wrote
+                // where the range starts and how many workgroups it runs, and each entry names its member
+                // (DirectoryEntry::first_workgroup_or_node). Three dependent loads where a member search takes
+                // log2(members) more, for every workgroup of the group.
+                const std::uint32_t first_state = node_state_at(pushed_node);
+                const std::uint32_t group_workgroups = e.LoadScratchU32(e.Add(first_state, e.U32(offsets::kNodeStateGroupWorkgroups)));
+                const std::uint32_t group_directory_base =
+                    e.LoadScratchU32(e.Add(first_state, e.U32(offsets::kNodeStateGroupDirectoryBase)));
+                return_if(e.LessEqual(group_workgroups, dispatched_linear));
+                const std::uint32_t entry_index = e.Add(group_directory_base, record_in_dispatch);
+                become_member(e.LoadScratchU32(e.Add(directory_entry_at(entry_index), e.U32(offsets::kDirectoryFirstWorkgroupOrNode))));
+                return entry_index;
+            },
+            [&]() {
+                const std::uint32_t state = input_state_of(pushed_node);
+                const std::uint32_t record_count = e.LoadScratchU32(e.Add(state, e.U32(offsets::kNodeStateRecordCount)));
+                const std::uint32_t directory_base = e.LoadScratchU32(e.Add(state, e.U32(offsets::kNodeStateDirectoryBase)));
+                return_if(e.LessEqual(record_count, record_in_dispatch));
+                return e.Add(directory_base, record_in_dispatch);
             });
-            directory_first = e.Add(directory_base, lo);
-            const std::uint32_t entry_offset =
-                e.Add(e.Add(input_half, directory_offset), e.Mul(directory_first, e.U32(offsets::kDirectoryEntrySize)));
-            local_workgroup = e.Sub(linear, e.LoadScratchU32(e.Add(entry_offset, e.U32(offsets::kDirectoryFirstWorkgroup))));
-            // The record's grid member (any offset, 1-3 components of 8/16/32 bits), missing components 1, clamped to
-            // MaxNumWorkgroupsAMDX as the scatter pass does.
-            const DispatchGridMember& member = *info.dispatch_grid;
-            const std::uint32_t payload = e.LoadScratchU32(e.Add(entry_offset, e.U32(offsets::kDirectoryPayloadOffset)));
-            const std::uint32_t record = e.Add(e.Add(input_half, heap_offset), payload);
-            std::uint32_t components[3];
-            for (std::uint32_t c = 0; c < 3; ++c) {
-                if (c >= member.component_count) {
-                    components[c] = e.U32(1);
-                    continue;
-                }
-                const std::uint32_t bytes = member.component_bits / 8;
-                const std::uint32_t byte = member.byte_offset + c * bytes;
-                std::uint32_t value = e.LoadScratchU32(e.Add(record, e.U32(byte & ~3u)));
-                if (bytes < 4) {
-                    value = e.And(e.ShiftRight(value, e.U32((byte & 3u) * 8)), e.U32((1u << member.component_bits) - 1));
-                }
-                if (info.max_grid) value = e.Min(value, e.U32((*info.max_grid)[c]));
-                components[c] = value;
+        local_workgroup = e.Mod(dispatched_linear, grid_size);
+        gx = e.U32(g[0]);
+        gy = e.U32(g[1]);
+        gz = e.U32(g[2]);
+    } else {
+        // The level pass wrote each member's first workgroup within the group (NodeState::group_first_workgroup), so
+        // the workgroup's member is the last one whose first workgroup is at or before it, and the member's own linear
+        // workgroup is the difference. Members without work have no workgroups and are never found.
+        const std::uint32_t linear = b.IfValue(group_dispatch, ctx_.u32, dispatched_linear, [&]() {
+            const std::uint32_t group_size =
+                e.Max(e.LoadScratchU32(e.Add(node_static_info_at(pushed_node), e.U32(offsets::kNodeStaticDispatchGroupSize))), e.U32(1));
+            const std::uint32_t last_state = node_state_at(e.Sub(e.Add(pushed_node, group_size), e.U32(1)));
+            const std::uint32_t group_workgroups = e.Add(e.LoadScratchU32(e.Add(last_state, e.U32(offsets::kNodeStateGroupFirstWorkgroup))),
+                                                         e.LoadScratchU32(e.Add(last_state, e.U32(offsets::kNodeStateWorkgroupCount))));
+            return_if(e.LessEqual(group_workgroups, dispatched_linear));
+            const std::uint32_t member = e.Add(pushed_node, search_last_at_or_before(group_size, dispatched_linear, [&](std::uint32_t i) {
+                return e.LoadScratchU32(e.Add(node_state_at(e.Add(pushed_node, i)), e.U32(offsets::kNodeStateGroupFirstWorkgroup)));
+            }));
+            become_member(member);
+            return e.Sub(dispatched_linear, e.LoadScratchU32(e.Add(node_state_at(member), e.U32(offsets::kNodeStateGroupFirstWorkgroup))));
+        });
+
+        const std::uint32_t me = e.LoadU32Var(ctx_.var_node_index);
+        const std::uint32_t state = input_state_of(me);
+        const std::uint32_t record_count = e.LoadScratchU32(e.Add(state, e.U32(offsets::kNodeStateRecordCount)));
+        const std::uint32_t directory_base = e.LoadScratchU32(e.Add(state, e.U32(offsets::kNodeStateDirectoryBase)));
+
+        std::uint32_t local_index = 0;
+        std::uint32_t past = 0;
+        switch (launch) {
+            case LaunchKind::kBroadcastDynamic: {
+                // The scatter pass computed this node's workgroups (grids clamped to MaxNumWorkgroupsAMDX).
+                const std::uint32_t workgroups = e.LoadScratchU32(e.Add(node_state_at(me), e.U32(offsets::kNodeStateWorkgroupCount)));
+                past = e.LessEqual(workgroups, linear);
+                break;
             }
-            gx = components[0];
-            gy = components[1];
-            gz = components[2];
-            break;
+            case LaunchKind::kCoalescing: {
+                const std::uint32_t m = e.U32(info.input_max_payloads);
+                past = e.LessEqual(e.Div(e.Add(record_count, e.U32(info.input_max_payloads - 1)), m), linear);
+                break;
+            }
+            case LaunchKind::kThread: {
+                local_index = e.Load(ctx_.u32, ctx_.builtin_local_invocation_index);
+                const std::uint32_t record = e.Add(e.Mul(linear, e.U32(ctx_.options.thread_batch_size)), local_index);
+                past = e.LessEqual(record_count, record);
+                break;
+            }
+            case LaunchKind::kBroadcastStatic:
+                return Error{kNoWordOffset, "internal: static broadcast launch handled above"};
         }
-        case LaunchKind::kCoalescing: {
-            const std::uint32_t m = e.U32(info.input_max_payloads);
-            const std::uint32_t first = e.Mul(linear, m);
-            directory_first = e.Add(directory_base, first);
-            input_count = e.Min(m, e.Sub(record_count, first));
-            break;
+        return_if(past);
+
+        switch (launch) {
+            case LaunchKind::kBroadcastDynamic: {
+                // Last directory entry of the node with first_workgroup <= linear.
+                const std::uint32_t lo = search_last_at_or_before(record_count, linear, [&](std::uint32_t mid) {
+                    return e.LoadScratchU32(e.Add(directory_entry_at(e.Add(directory_base, mid)), e.U32(offsets::kDirectoryFirstWorkgroupOrNode)));
+                });
+                directory_first = e.Add(directory_base, lo);
+                const std::uint32_t entry_offset = directory_entry_at(directory_first);
+                local_workgroup = e.Sub(linear, e.LoadScratchU32(e.Add(entry_offset, e.U32(offsets::kDirectoryFirstWorkgroupOrNode))));
+                // The record's grid member (any offset, 1-3 components of 8/16/32 bits), missing components 1, clamped to
+                // MaxNumWorkgroupsAMDX as the scatter pass does.
+                const DispatchGridMember& member = *info.dispatch_grid;
+                const std::uint32_t payload = e.LoadScratchU32(e.Add(entry_offset, e.U32(offsets::kDirectoryPayloadOffset)));
+                const std::uint32_t record = e.Add(e.Add(input_half, heap_offset), payload);
+                std::uint32_t components[3];
+                for (std::uint32_t c = 0; c < 3; ++c) {
+                    if (c >= member.component_count) {
+                        components[c] = e.U32(1);
+                        continue;
+                    }
+                    const std::uint32_t bytes = member.component_bits / 8;
+                    const std::uint32_t byte = member.byte_offset + c * bytes;
+                    std::uint32_t value = e.LoadScratchU32(e.Add(record, e.U32(byte & ~3u)));
+                    if (bytes < 4) {
+                        value = e.And(e.ShiftRight(value, e.U32((byte & 3u) * 8)), e.U32((1u << member.component_bits) - 1));
+                    }
+                    if (info.max_grid) value = e.Min(value, e.U32((*info.max_grid)[c]));
+                    components[c] = value;
+                }
+                gx = components[0];
+                gy = components[1];
+                gz = components[2];
+                break;
+            }
+            case LaunchKind::kCoalescing: {
+                const std::uint32_t m = e.U32(info.input_max_payloads);
+                const std::uint32_t first = e.Mul(linear, m);
+                directory_first = e.Add(directory_base, first);
+                input_count = e.Min(m, e.Sub(record_count, first));
+                break;
+            }
+            case LaunchKind::kThread:
+                directory_first = e.Add(directory_base, e.Add(e.Mul(linear, e.U32(ctx_.options.thread_batch_size)), local_index));
+                break;
+            case LaunchKind::kBroadcastStatic:
+                break;
         }
-        case LaunchKind::kThread:
-            directory_first = e.Add(directory_base, e.Add(e.Mul(linear, e.U32(ctx_.options.thread_batch_size)), local_index));
-            break;
     }
     e.Store(ctx_.var_directory_first, directory_first);
     e.Store(ctx_.var_input_count, input_count);
-    const std::uint32_t depth = e.LoadScratchU32(
-        e.Add(e.Add(e.Add(input_half, directory_offset), e.Mul(directory_first, e.U32(offsets::kDirectoryEntrySize))),
-              e.U32(offsets::kDirectoryRecursionDepth)));
+    const std::uint32_t depth = e.LoadScratchU32(e.Add(directory_entry_at(directory_first), e.U32(offsets::kDirectoryRecursionDepth)));
     e.Store(ctx_.var_recursion_depth, depth);
 
     // Remapped built-in values.

@@ -8,7 +8,8 @@
 // The pass wraps the entry point: a new entry function calls the lowered one, then runs the hand-off. Every return of
 // the node's code (and of the prologue's early returns) ends up in the wrapper, so every workgroup the scheduler
 // launched is counted, and the wrapper's workgroup barriers are in uniform control flow. The hand-off is active only
-// where GraphHeader::direct_level_consumer names a consumer for the next level; elsewhere it costs three loads.
+// where NodePushContext::next_level_consumer names a consumer for the next level (the scheduler pushes
+// GraphHeader::direct_level_consumer[level + 1]); elsewhere it costs a branch.
 //
 // Counting: each workgroup of level L adds one to HalfHeader::level_pass_done of its input half (zero between uses);
 // the one that reaches GraphHeader::level_workgroups[input half] (what the preparer of level L launched) is the last.
@@ -36,15 +37,13 @@ Result<bool> LevelHandOffPass::Run(Module& module) {
     const std::uint32_t wrapper = b.DefineFunction(ctx_.void_type, {}, [&](std::span<const std::uint32_t>) {
         Emitter& e = b.emit();
         e.Emit(Op::OpFunctionCall, ctx_.void_type, {lowered_entry});
-        // The prologue stored the scratch address before any of its returns, so every invocation has it here.
-        const std::uint32_t level = e.LoadScratchU32(e.U32(offsets::kHeaderLevel));
-        const std::uint32_t input_index = e.LoadScratchU32(e.U32(offsets::kHeaderInputHalf));
+        // The prologue stored the scratch address before any of its returns, so every invocation has it here. The level and
+        // the next level's consumer are pushed (NodePushContext): no load stands between the node's code and the count.
+        const std::uint32_t level = e.LoadPushContextU32(PushContextMember::kLevel);
+        const std::uint32_t input_index = e.And(level, e.U32(1));  // level L reads half L % 2
         const std::uint32_t next_level = e.Add(level, e.U32(1));
-        const std::uint32_t listed = e.LoadScratchU32(
-            e.Add(e.U32(offsets::kHeaderDirectLevelConsumer), e.Mul(e.Min(next_level, e.U32(runtime::kMaxLevels - 1)), e.U32(4))));
-        const std::uint32_t consumer =
-            e.SelectU32(e.Less(next_level, e.U32(runtime::kMaxLevels)), listed, e.U32(runtime::kInvalidNode));
-        // Header values: the condition is uniform across the workgroup, so the barriers inside are too.
+        const std::uint32_t consumer = e.LoadPushContextU32(PushContextMember::kNextLevelConsumer);
+        // Push constants: the condition is uniform across the workgroup, so the barriers inside are too.
         b.If(e.NotEqual(consumer, e.U32(runtime::kInvalidNode)), [&]() {
             e.DeviceMemoryBarrier();
             e.WorkgroupBarrier();
@@ -151,7 +150,7 @@ Result<bool> LevelHandOffPass::Run(Module& module) {
                     const std::uint32_t node = e.Add(e.Mul(round, e.U32(invocations)), local_index);
                     b.If(e.Less(node, node_count), [&]() {
                         const std::uint32_t state = node_state(input_half, node);
-                        for (std::uint32_t word = 0; word <= offsets::kNodeStateGroupFirstWorkgroup / 4; ++word) {
+                        for (std::uint32_t word = 0; word <= offsets::kNodeStateGroupWorkgroups / 4; ++word) {
                             e.StoreScratchU32(e.Add(state, e.U32(word * 4)), e.U32(0));
                         }
                     });

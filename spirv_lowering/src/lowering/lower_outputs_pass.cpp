@@ -166,7 +166,7 @@ class OutputHelpers {
             e.Add(e.LoadScratchU32(e.U32(offsets::kHeaderNodeStatsOffset)), e.Mul(node, e.U32(offsets::kNodeStatsSize)));
         e.AtomicScratch(Op::OpAtomicIAdd, e.Add(stats, e.U32(offsets::kNodeStatsDroppedRecords)), count);
         e.AtomicScratch(Op::OpAtomicOr, e.Add(stats, e.U32(offsets::kNodeStatsDropFlags)), flags);
-        const std::uint32_t level = e.LoadScratchU32(e.U32(offsets::kHeaderLevel));
+        const std::uint32_t level = e.LoadPushContextU32(PushContextMember::kLevel);
         e.AtomicScratch(Op::OpAtomicUMax, e.Add(stats, e.U32(offsets::kNodeStatsFirstDropLevelComplement)),
                         e.Emit(Op::OpNot, ctx_.u32, {level}));
     }

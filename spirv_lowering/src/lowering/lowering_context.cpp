@@ -22,7 +22,6 @@ static_assert(offsetof(runtime::GraphHeader, heap_capacity) == offsets::kHeaderH
 static_assert(offsetof(runtime::GraphHeader, node_table_offset) == offsets::kHeaderNodeTableOffset);
 static_assert(offsetof(runtime::GraphHeader, output_table_offset) == offsets::kHeaderOutputTableOffset);
 static_assert(offsetof(runtime::GraphHeader, trash_offset) == offsets::kHeaderTrashOffset);
-static_assert(offsetof(runtime::GraphHeader, half_offset) == offsets::kHeaderHalfOffset);
 static_assert(offsetof(runtime::HalfHeader, heap_top) == offsets::kHalfHeapTop);
 static_assert(offsetof(runtime::HalfHeader, record_count) == offsets::kHalfRecordCount);
 static_assert(sizeof(runtime::HalfHeader) == offsets::kHalfNodes);
@@ -31,13 +30,15 @@ static_assert(offsetof(runtime::NodeState, record_count) == offsets::kNodeStateR
 static_assert(offsetof(runtime::NodeState, directory_base) == offsets::kNodeStateDirectoryBase);
 static_assert(offsetof(runtime::NodeState, workgroup_count) == offsets::kNodeStateWorkgroupCount);
 static_assert(sizeof(runtime::RecordEntry) == offsets::kRecordEntrySize);
-// A record list can serve as the directory of a single thread or coalescing consumer (level.comp).
+// A record list can serve as the directory of a single thread, coalescing or static broadcast consumer (level.comp, the
+// level hand-off), whose entries name their node where RecordEntry does.
 static_assert(offsetof(runtime::RecordEntry, payload_offset) == offsetof(runtime::DirectoryEntry, payload_offset) &&
-              offsetof(runtime::RecordEntry, recursion_depth) == offsetof(runtime::DirectoryEntry, recursion_depth));
+              offsetof(runtime::RecordEntry, recursion_depth) == offsetof(runtime::DirectoryEntry, recursion_depth) &&
+              offsetof(runtime::RecordEntry, node) == offsetof(runtime::DirectoryEntry, first_workgroup_or_node));
 static_assert(sizeof(runtime::DirectoryEntry) == offsets::kDirectoryEntrySize);
 static_assert(offsetof(runtime::DirectoryEntry, payload_offset) == offsets::kDirectoryPayloadOffset);
 static_assert(offsetof(runtime::DirectoryEntry, recursion_depth) == offsets::kDirectoryRecursionDepth);
-static_assert(offsetof(runtime::DirectoryEntry, first_workgroup) == offsets::kDirectoryFirstWorkgroup);
+static_assert(offsetof(runtime::DirectoryEntry, first_workgroup_or_node) == offsets::kDirectoryFirstWorkgroupOrNode);
 static_assert(offsetof(runtime::DirectoryEntry, finish_counter) == offsets::kDirectoryFinishCounter);
 static_assert(sizeof(runtime::NodeStaticInfo) == offsets::kNodeStaticInfoSize);
 static_assert(offsetof(runtime::NodeStaticInfo, shares_input_with) == offsets::kNodeStaticSharesInputWith);
@@ -54,6 +55,11 @@ void Emitter::EmitVoid(Op op, std::initializer_list<std::uint32_t> ids) {
     Instruction inst(op);
     for (std::uint32_t id : ids) inst.AddId(id);
     out_->push_back(std::move(inst));
+}
+
+std::uint32_t Emitter::LoadPushContextU32(PushContextMember member) {
+    const std::uint32_t index = ctx_.push_constant_member + static_cast<std::uint32_t>(member);
+    return Load(ctx_.u32, Emit(Op::OpAccessChain, ctx_.push_constant_u32_pointer, {ctx_.push_constant_var, U32(index)}));
 }
 
 std::uint32_t Emitter::ScratchAddress(std::uint32_t offset) {

@@ -11,6 +11,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <initializer_list>
+#include <iterator>
 #include <memory>
 #include <span>
 #include <string>
@@ -37,13 +38,11 @@ inline constexpr std::uint32_t kHeaderHeapCapacity = 36;
 inline constexpr std::uint32_t kHeaderNodeTableOffset = 40;
 inline constexpr std::uint32_t kHeaderOutputTableOffset = 44;
 inline constexpr std::uint32_t kHeaderTrashOffset = 48;
-inline constexpr std::uint32_t kHeaderHalfOffset = 56;
 inline constexpr std::uint32_t kHeaderLevel = offsetof(runtime::GraphHeader, level);
 inline constexpr std::uint32_t kHeaderNodeStatsOffset = offsetof(runtime::GraphHeader, node_stats_offset);
 inline constexpr std::uint32_t kHeaderLevelsRun = offsetof(runtime::GraphHeader, levels_run);
 inline constexpr std::uint32_t kHeaderRecordHighWater = offsetof(runtime::GraphHeader, record_high_water);
 inline constexpr std::uint32_t kHeaderLevelWorkgroups = offsetof(runtime::GraphHeader, level_workgroups);
-inline constexpr std::uint32_t kHeaderDirectLevelConsumer = offsetof(runtime::GraphHeader, direct_level_consumer);
 inline constexpr std::uint32_t kNodeStatsRecords = offsetof(runtime::NodeStats, records);
 inline constexpr std::uint32_t kNodeStatsDispatches = offsetof(runtime::NodeStats, dispatches);
 inline constexpr std::uint32_t kNodeStatsWorkgroups = offsetof(runtime::NodeStats, workgroups);
@@ -61,6 +60,8 @@ inline constexpr std::uint32_t kNodeStateRecordCount = 0;
 inline constexpr std::uint32_t kNodeStateDirectoryBase = 4;
 inline constexpr std::uint32_t kNodeStateWorkgroupCount = 8;
 inline constexpr std::uint32_t kNodeStateGroupFirstWorkgroup = offsetof(runtime::NodeState, group_first_workgroup);
+inline constexpr std::uint32_t kNodeStateGroupDirectoryBase = offsetof(runtime::NodeState, group_directory_base);
+inline constexpr std::uint32_t kNodeStateGroupWorkgroups = offsetof(runtime::NodeState, group_workgroups);
 inline constexpr std::uint32_t kNodeStateDispatch = offsetof(runtime::NodeState, dispatch);
 inline constexpr std::uint32_t kRecordEntrySize = 16;
 inline constexpr std::uint32_t kRecordEntryPayloadOffset = offsetof(runtime::RecordEntry, payload_offset);
@@ -70,7 +71,7 @@ inline constexpr std::uint32_t kRecordEntryReserved = offsetof(runtime::RecordEn
 inline constexpr std::uint32_t kDirectoryEntrySize = 16;
 inline constexpr std::uint32_t kDirectoryPayloadOffset = 0;
 inline constexpr std::uint32_t kDirectoryRecursionDepth = 4;
-inline constexpr std::uint32_t kDirectoryFirstWorkgroup = 8;
+inline constexpr std::uint32_t kDirectoryFirstWorkgroupOrNode = 8;
 inline constexpr std::uint32_t kDirectoryFinishCounter = 12;
 inline constexpr std::uint32_t kNodeStaticInfoSize = 64;
 inline constexpr std::uint32_t kNodeStaticSharesInputWith = 40;
@@ -92,6 +93,28 @@ inline constexpr std::uint32_t kSemanticsUniformMemory = 0x40;
 inline constexpr std::uint32_t kSemanticsWorkgroupMemory = 0x100;
 inline constexpr std::uint32_t kSemanticsOutputMemory = 0x1000;  // OutputMemory (SPV_KHR_vulkan_memory_model name)
 
+// runtime::NodePushContext's fields, in order, as members of the push-constant block (from
+// LoweringContext::push_constant_member on).
+enum class PushContextMember : std::uint32_t {
+    kScratchAddress,
+    kNodeIndex,
+    kOutputTableBase,
+    kInputHalfOffset,
+    kOutputHalfOffset,
+    kLevel,
+    kNextLevelConsumer,
+    kCount,
+};
+// Byte offset of each member from LoweringOptions::context_offset.
+inline constexpr std::uint32_t kPushContextMemberOffsets[] = {
+    offsetof(runtime::NodePushContext, scratch_address),    offsetof(runtime::NodePushContext, node_index),
+    offsetof(runtime::NodePushContext, output_table_base),  offsetof(runtime::NodePushContext, input_half_offset),
+    offsetof(runtime::NodePushContext, output_half_offset), offsetof(runtime::NodePushContext, level),
+    offsetof(runtime::NodePushContext, next_level_consumer),
+};
+static_assert(std::size(kPushContextMemberOffsets) == static_cast<std::size_t>(PushContextMember::kCount));
+static_assert(sizeof(runtime::NodePushContext) == offsetof(runtime::NodePushContext, next_level_consumer) + 4);
+
 struct LoweringContext {
     LoweringContext(const NodeInfo& node_info, const LoweringOptions& lowering_options)
         : info(node_info), options(lowering_options) {}
@@ -104,8 +127,8 @@ struct LoweringContext {
     std::uint32_t void_type = 0, bool_type = 0, u32 = 0, u64 = 0, v3u32 = 0;
     std::uint32_t psb_u32 = 0;  // OpTypePointer PhysicalStorageBuffer uint
 
-    // Push constant: runtime::NodePushContext as three members of the block, from member push_constant_member on:
-    // scratch_address, node_index, output_table_base.
+    // Push constant: runtime::NodePushContext as members of the block, from member push_constant_member on, in the
+    // order of PushContextMember.
     std::uint32_t push_constant_var = 0;
     std::uint32_t push_constant_member = 0;
     std::uint32_t push_constant_u64_pointer = 0;
@@ -197,6 +220,8 @@ class Emitter {
     std::uint32_t Load(std::uint32_t type, std::uint32_t pointer) { return Emit(Op::OpLoad, type, {pointer}); }
     void Store(std::uint32_t pointer, std::uint32_t value) { EmitVoid(Op::OpStore, {pointer, value}); }
     std::uint32_t LoadU32Var(std::uint32_t var) { return Load(ctx_.u32, var); }
+    // A uint32 member of runtime::NodePushContext (not kScratchAddress, the uint64).
+    std::uint32_t LoadPushContextU32(PushContextMember member);
 
     // Scratch access: `offset` is a uint32 byte offset from the scratch base (an id).
     std::uint32_t ScratchAddress(std::uint32_t offset);
@@ -315,6 +340,29 @@ class FunctionBuilder {
         });
         Instruction phi(Op::OpPhi, type, module_.TakeNextId());
         phi.AddId(value).AddId(then_end_label).AddId(otherwise).AddId(before_label);
+        const std::uint32_t result = phi.result_id();
+        emit_.Append(std::move(phi));
+        return result;
+    }
+
+    // value = condition ? then_body() : else_body(), as a structured selection with an OpPhi in the merge block; each
+    // body returns a `type` id defined in its branch (and may return from the function on some of its paths).
+    template <typename Then, typename Else>
+    std::uint32_t IfElseValue(std::uint32_t condition, std::uint32_t type, Then then_body, Else else_body) {
+        const std::uint32_t then_label = NewLabel(), else_label = NewLabel(), merge_label = NewLabel();
+        SelectionMerge(merge_label);
+        emit_.EmitVoid(Op::OpBranchConditional, {condition, then_label, else_label});
+        StartBlock(then_label);
+        const std::uint32_t then_value = then_body();
+        const std::uint32_t then_end_label = current_label();
+        emit_.EmitVoid(Op::OpBranch, {merge_label});
+        StartBlock(else_label);
+        const std::uint32_t else_value = else_body();
+        const std::uint32_t else_end_label = current_label();
+        emit_.EmitVoid(Op::OpBranch, {merge_label});
+        StartBlock(merge_label);
+        Instruction phi(Op::OpPhi, type, module_.TakeNextId());
+        phi.AddId(then_value).AddId(then_end_label).AddId(else_value).AddId(else_end_label);
         const std::uint32_t result = phi.result_id();
         emit_.Append(std::move(phi));
         return result;

@@ -132,9 +132,12 @@ Result<bool> RuntimeContextPass::Run(Module& module) {
                 declarations.insert(position(block_struct), std::move(declaration));
             }
         }
-        position(block_struct)->AddId(ctx_.u64).AddId(ctx_.u32).AddId(ctx_.u32);
+        Instruction& block_declaration = *position(block_struct);
+        block_declaration.AddId(ctx_.u64);
+        for (std::uint32_t m = 1; m < static_cast<std::uint32_t>(PushContextMember::kCount); ++m) block_declaration.AddId(ctx_.u32);
     } else {
-        const std::uint32_t members[] = {ctx_.u64, ctx_.u32, ctx_.u32};
+        std::vector<std::uint32_t> members(static_cast<std::size_t>(PushContextMember::kCount), ctx_.u32);
+        members.front() = ctx_.u64;
         block_struct = types.CreateStruct(members);
         Instruction block(Op::OpDecorate);
         block.AddId(block_struct).AddEnum(OperandKind::Decoration, Decoration::Block);
@@ -142,11 +145,13 @@ Result<bool> RuntimeContextPass::Run(Module& module) {
         ctx_.push_constant_member = 0;
         ctx_.push_constant_var = CreateGlobalVariable(module, ctx_, StorageClass::PushConstant, block_struct);
     }
-    // runtime::NodePushContext: the scratch address, then the node's graph index and output-table base. The node-specific
-    // words come at dispatch time so that every node lowered from the same source shares one module and pipeline.
-    AddMemberDecoration(module, block_struct, ctx_.push_constant_member, Decoration::Offset, ctx_.options.context_offset);
-    AddMemberDecoration(module, block_struct, ctx_.push_constant_member + 1, Decoration::Offset, ctx_.options.context_offset + 8);
-    AddMemberDecoration(module, block_struct, ctx_.push_constant_member + 2, Decoration::Offset, ctx_.options.context_offset + 12);
+    // runtime::NodePushContext: the scratch address, the node's graph index and output-table base, and the level's halves,
+    // number and next direct consumer. The node- and level-specific words come at dispatch time so that every node lowered
+    // from the same source shares one module and pipeline.
+    for (std::uint32_t m = 0; m < static_cast<std::uint32_t>(PushContextMember::kCount); ++m) {
+        AddMemberDecoration(module, block_struct, ctx_.push_constant_member + m, Decoration::Offset,
+                            ctx_.options.context_offset + kPushContextMemberOffsets[m]);
+    }
     ctx_.push_constant_u64_pointer = types.GetPointer(StorageClass::PushConstant, ctx_.u64);
     ctx_.push_constant_u32_pointer = types.GetPointer(StorageClass::PushConstant, ctx_.u32);
 

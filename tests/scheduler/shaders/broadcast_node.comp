@@ -39,10 +39,10 @@ void main() {
     uint lo = 0u, hi = count;
     while (hi - lo > 1u) {
         const uint mid = (lo + hi) / 2u;
-        if (directory.entries[base + mid].first_workgroup <= linear) lo = mid; else hi = mid;
+        if (directory.entries[base + mid].first_workgroup_or_node <= linear) lo = mid; else hi = mid;
     }
     const DirectoryEntry entry = directory.entries[base + lo];
-    const uint local = linear - entry.first_workgroup;
+    const uint local = linear - entry.first_workgroup_or_node;
     Words payload = Words(HeapAddress(pc.scratch, header, h) + entry.payload_offset);
     const uint id = payload.w[0];
     if (gl_LocalInvocationIndex == 0u) atomicAdd(Counters(pc.visits).c[id * 512u + local], 1u);

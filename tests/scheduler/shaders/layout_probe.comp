@@ -49,8 +49,7 @@ void main() {
     half_ref.record_count = 202u;
     half_ref.level_pass_done = 203u;
     half_ref.level_pass_workgroups = 204u;
-    half_ref.nodes[1] = NodeState(205u, 206u, 207u, uint[3](208u, 209u, 210u), 0x1122334455667788ul, 211u,
-                                 uint[3](212u, 213u, 214u));
+    half_ref.nodes[1] = NodeState(205u, 206u, 207u, uint[3](208u, 209u, 210u), 0x1122334455667788ul, 211u, 212u, 213u, 214u);
 
     RecordList records = RecordList(pc.out_base + 1024ul);
     records.entries[1] = RecordEntry(301u, 302u, 303u, 304u);

@@ -15,7 +15,10 @@ inline constexpr uint32_t kScratchMagic = 0x52475845u;  // "EXGR": written by vk
 
 // Pushed after the application's own push constants, at an 8-byte aligned offset (LoweringOptions::context_offset).
 // The node-specific words come here rather than as constants of the lowered module, so that nodes lowered from the same
-// source share one module and one VkPipeline (docs/design.md, "How a node receives its scheduler context").
+// source share one module and one VkPipeline (docs/design.md, "How a node receives its scheduler context"). The
+// level's words are known when the dispatch is recorded (level L reads half L % 2, and which levels are direct is fixed
+// per plan), so a lowered workgroup starts from them instead of loading them from GraphHeader: every such load is a
+// round trip that all of the workgroup's later loads wait for.
 struct NodePushContext {
     uint64_t scratch_address;
     uint32_t node_index;         // the node's graph index (NodeState/NodeStaticInfo/NodeStats index); for a dispatch
@@ -23,13 +26,16 @@ struct NodePushContext {
     uint32_t output_table_base;  // the node's first entry in the output table; output i starts at
                                  // output_table_base + LoweringOptions::output_table_index[i]. kDispatchGroupMarker: the
                                  // dispatch runs the whole dispatch group that starts at node_index (see NodeState)
+    uint32_t input_half_offset;   // GraphHeader::half_offset[level % 2]: the HalfHeader this level reads
+    uint32_t output_half_offset;  // GraphHeader::half_offset[1 - level % 2]: the half this level's outputs go to
+    uint32_t level;               // GraphHeader::level while this dispatch runs
+    uint32_t next_level_consumer;  // GraphHeader::direct_level_consumer[level + 1] (kInvalidNode past the last level)
 };
-static_assert(sizeof(NodePushContext) == 16);
+static_assert(sizeof(NodePushContext) == 32);
 
 // NodePushContext::output_table_base of a dispatch-group dispatch. No real table base reaches it (the output table is
 // indexed with 32-bit entries in scratch, far below 4 G entries).
 inline constexpr uint32_t kDispatchGroupMarker = 0xFFFFFFFFu;
-static_assert(sizeof(NodePushContext) == 16);
 
 // status_flags bits: set by whoever drops work; read back and reported by the layer (nothing is lost silently).
 enum StatusFlag : uint32_t {
@@ -148,12 +154,20 @@ struct NodeState {
     // prefix sum of the members' workgroup_count). The first member's dispatch[] then holds the whole group's
     // VkDispatchIndirectCommand, and a lowered node finds its member by binary search over these.
     uint32_t group_first_workgroup;
-    uint32_t reserved[3];
+    // Level pass, for the first member of a dispatch group of static broadcast nodes, whose workgroups run each record's
+    // grid one record after the other in directory order: where the group's directory range starts (the members' ranges
+    // lie one after the other, in member order) and how many workgroups the group runs. A workgroup w of the group's
+    // dispatch then reads directory entry group_directory_base + w / grid, whose DirectoryEntry::first_workgroup_or_node
+    // names its member: no search over the members.
+    uint32_t group_directory_base;
+    uint32_t group_workgroups;
+    uint32_t reserved;
 };
 static_assert(sizeof(NodeState) == 48);
 
-// The first two members match DirectoryEntry's, so that a level whose records all go to one thread or coalescing node
-// uses its record list as that node's directory (those nodes read nothing else of their entries; level.comp).
+// The first three members match DirectoryEntry's, so that a level whose records all go to one thread or coalescing node
+// uses its record list as that node's directory (those nodes read nothing else of their entries; level.comp), and a
+// direct level's static broadcast consumer does too (docs/design.md, "Direct levels").
 struct RecordEntry {
     uint32_t payload_offset;   // from the start of this half's heap
     uint32_t recursion_depth;  // how many self-enqueues led here (RemainingRecursionLevels = max_recursion - depth)
@@ -165,7 +179,11 @@ static_assert(sizeof(RecordEntry) == 16);
 struct DirectoryEntry {
     uint32_t payload_offset;
     uint32_t recursion_depth;
-    uint32_t first_workgroup;  // broadcast nodes: first linear workgroup of this record (ascending within a node)
+    // Dynamic broadcast nodes: the first linear workgroup of this record (ascending within a node), which the node's
+    // workgroups search for theirs. Every other node: the graph node the entry belongs to, as RecordEntry::node (a
+    // static broadcast record's first workgroup is its slot times the grid, so nothing needs it stored; a workgroup of a
+    // dispatch group reads its member here).
+    uint32_t first_workgroup_or_node;
     uint32_t finish_counter;   // workgroups of this record that have not yet called OpFinishWritingNodePayloadAMDX
 };
 static_assert(sizeof(DirectoryEntry) == 16);
