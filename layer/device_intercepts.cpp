@@ -192,7 +192,8 @@ VKAPI_ATTR VkResult VKAPI_CALL CreateDevice(VkPhysicalDevice physicalDevice, con
     }
     LoadDeviceDispatchTable(*pDevice, next_get_device_proc_addr, &state->dispatch);
     if (emulate) {
-        state->meta_pipelines = std::make_unique<MetaPipelines>(*pDevice, &state->dispatch);
+        state->meta_pipelines = std::make_unique<MetaPipelines>(*pDevice, &state->dispatch,
+                                                                LevelPassWorkgroupSizeFor(instance->SupportOf(physicalDevice).device_type));
         const uint32_t records_per_workgroup = instance->settings.level_pass_records_per_workgroup;
         state->level_pass_records_per_workgroup = records_per_workgroup != 0
                                                       ? records_per_workgroup

@@ -31,7 +31,8 @@ ShaderCode CodeOf(MetaShader shader) {
 
 }  // namespace
 
-MetaPipelines::MetaPipelines(VkDevice device, const DeviceDispatchTable* dispatch) : device_(device), dispatch_(dispatch) {}
+MetaPipelines::MetaPipelines(VkDevice device, const DeviceDispatchTable* dispatch, uint32_t level_workgroup_size)
+    : device_(device), dispatch_(dispatch), level_workgroup_size_(level_workgroup_size) {}
 
 MetaPipelines::~MetaPipelines() { Destroy(); }
 
@@ -85,6 +86,10 @@ VkResult MetaPipelines::Get(MetaShader shader, VkPipeline* pipeline) {
     pipeline_info.stage.stage = VK_SHADER_STAGE_COMPUTE_BIT;
     pipeline_info.stage.module = module;
     pipeline_info.stage.pName = "main";
+    // level.comp's workgroup size is its specialization constant 0 (local_size_x_id); the other meta shaders have none.
+    const VkSpecializationMapEntry workgroup_size_entry{0, 0, sizeof(uint32_t)};
+    const VkSpecializationInfo level_specialization{1, &workgroup_size_entry, sizeof(uint32_t), &level_workgroup_size_};
+    if (shader == MetaShader::kLevel) pipeline_info.stage.pSpecializationInfo = &level_specialization;
     pipeline_info.layout = layout;
     VkPipeline created = VK_NULL_HANDLE;
     result = dispatch_->CreateComputePipelines(device_, VK_NULL_HANDLE, 1, &pipeline_info, nullptr, &created);

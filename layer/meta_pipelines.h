@@ -21,8 +21,9 @@ inline constexpr uint32_t kMetaPushConstantSize = 32;
 
 class MetaPipelines {
   public:
-    // `dispatch` must outlive this object (it is the device's own table).
-    MetaPipelines(VkDevice device, const DeviceDispatchTable* dispatch);
+    // `dispatch` must outlive this object (it is the device's own table). `level_workgroup_size` specializes the fused
+    // level pass (LevelPassWorkgroupSizeFor in scheduler.h): at least 1, at most 256 (its shared arrays' bound).
+    MetaPipelines(VkDevice device, const DeviceDispatchTable* dispatch, uint32_t level_workgroup_size = 256);
     ~MetaPipelines();
     MetaPipelines(const MetaPipelines&) = delete;
     MetaPipelines& operator=(const MetaPipelines&) = delete;
@@ -40,6 +41,7 @@ class MetaPipelines {
 
     VkDevice device_;
     const DeviceDispatchTable* dispatch_;
+    uint32_t level_workgroup_size_;
     std::atomic<VkPipelineLayout> layout_{VK_NULL_HANDLE};
     std::array<std::atomic<VkPipeline>, static_cast<size_t>(MetaShader::kCount)> pipelines_{};
 };

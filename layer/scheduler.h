@@ -79,7 +79,7 @@ struct NodeDispatchPlan {
 // the sharing nodes in a shared list): graphs beyond them are scheduled with the split passes.
 inline constexpr uint32_t kFusedLevelMaxNodes = 2048;
 inline constexpr uint32_t kFusedLevelMaxSharingNodes = 64;
-// Records each workgroup (of 256 invocations) of the fused level pass scatters. The producers of a level count the
+// Records each workgroup of the fused level pass scatters. The producers of a level count the
 // workgroups its pass needs (HalfHeader::level_pass_workgroups: one per this many records, at least one), and the
 // scheduler launches enough for a full record list, of which the rest return at once. A small level so runs one
 // workgroup, without the hand-off between workgroups, and a level of half a million records runs a thousand, which
@@ -90,6 +90,18 @@ inline constexpr uint32_t kLevelPassRecordsPerWorkgroupGpu = 512;
 inline constexpr uint32_t kLevelPassRecordsPerWorkgroupCpu = 1u << 20;
 inline constexpr uint32_t LevelPassRecordsPerWorkgroupFor(VkPhysicalDeviceType type) {
     return type == VK_PHYSICAL_DEVICE_TYPE_CPU ? kLevelPassRecordsPerWorkgroupCpu : kLevelPassRecordsPerWorkgroupGpu;
+}
+
+// Invocations of a fused level pass workgroup (specialization constant 0 of meta_shaders/level.comp). A CPU device
+// (lavapipe's llvmpipe) runs a workgroup as SIMD groups of 8 lanes, and masks lanes off at a branch instead of jumping:
+// every group runs the whole shader, its early returns and the branches no lane takes included. The level pass is
+// large (its scatter variants and the last workgroup's bookkeeping), so on lavapipe a pass of 256 invocations took
+// about 400 µs even for a level of two records; with 8 (one SIMD group) it takes about a quarter of that. On an H100,
+// 256 was faster than 1024 in every workload measured (more warps per barrier and per workgroup-wide loop).
+inline constexpr uint32_t kLevelPassWorkgroupSizeGpu = 256;
+inline constexpr uint32_t kLevelPassWorkgroupSizeCpu = 8;
+inline constexpr uint32_t LevelPassWorkgroupSizeFor(VkPhysicalDeviceType type) {
+    return type == VK_PHYSICAL_DEVICE_TYPE_CPU ? kLevelPassWorkgroupSizeCpu : kLevelPassWorkgroupSizeGpu;
 }
 
 // Records per lowered workgroup of a thread node (LoweringOptions::thread_batch_size). Every workgroup of a level ends

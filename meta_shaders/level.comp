@@ -30,7 +30,9 @@
 #extension GL_KHR_shader_subgroup_arithmetic : require
 #include "level_common.glsl"
 
-layout(local_size_x = 256) in;
+// The workgroup size is specialization constant 0, at most 256 (s_scan, and the shared-count scatter's one invocation
+// per node): 256 on GPUs, 8 on CPU devices (layer/scheduler.h, LevelPassWorkgroupSizeFor, says why).
+layout(local_size_x_id = 0) in;
 
 layout(push_constant) uniform Params {
     uint64_t scratch;
@@ -51,9 +53,10 @@ layout(buffer_reference, std430, buffer_reference_align = 4) coherent buffer Coh
 shared uint s_end[kMaxNodes];  // inclusive prefix sum of the input counts: node n's range is [s_end[n-1], s_end[n])
                                // (later reused for the exclusive prefix sum of the workgroup counts)
 shared uint s_total[kMaxNodes];  // last workgroup: the workgroups each node needs at this level
-shared uint64_t s_scan64[256];
 shared uint s_scan[256];
 shared uint s_scan_total;
+shared uint s_total_high;  // ScanWorkgroupTotals: the sums of the totals' upper and lower 16 bits
+shared uint s_total_low;
 shared uint s_sharing_count;
 shared uvec2 s_sharing[kMaxSharingNodes];  // (consumer, source) of each sharing node
 shared bool s_last;
@@ -183,7 +186,7 @@ void ScatterWithSharedCounts(uint64_t scratch, GraphHeader header, NodeTable tab
     }
 }
 
-// Inclusive prefix sum of `value` over the workgroup's 256 invocations, and in `total` the sum of all: a subgroup scan,
+// Inclusive prefix sum of `value` over the workgroup's invocations, and in `total` the sum of all: a subgroup scan,
 // then a scan of the subgroups' sums (a few on a GPU; one invocation adds them up). Two barriers where a Hillis-Steele
 // scan over shared memory takes sixteen. Called in workgroup-uniform control flow; s_scan is free again on return.
 uint WorkgroupInclusiveAdd(uint value, out uint total) {
@@ -206,32 +209,43 @@ uint WorkgroupInclusiveAdd(uint value, out uint total) {
     return result;
 }
 
-// Step 1: node n's input range [RangeBegin(n), s_end[n]) and the sharing list, for the whole graph (256 nodes per
-// chunk). Returns the level's total input count. Called in workgroup-uniform control flow.
+// The nodes [x, y) whose per-node work this invocation does in the scans below: a contiguous run of node_count divided
+// by the workgroup size (rounded up), so that a scan over the whole graph is one workgroup scan of the runs' sums,
+// whatever the node count. Scanning in chunks of 256 nodes made each chunk wait for its loads and barriers before the
+// next started: about 1 µs per chunk, five chunks per scan for a 1025-node graph on an H100.
+uvec2 NodeRun(uint node_count) {
+    const uint per_invocation = (node_count + gl_WorkGroupSize.x - 1u) / gl_WorkGroupSize.x;
+    const uint begin = min(gl_LocalInvocationIndex * per_invocation, node_count);
+    return uvec2(begin, min(begin + per_invocation, node_count));
+}
+
+// Step 1: node n's input range [RangeBegin(n), s_end[n]) and the sharing list, for the whole graph. Returns the level's
+// total input count. Called in workgroup-uniform control flow.
 uint ScanInputCounts(Half input_half, NodeTable table, uint node_count) {
     const uint t = gl_LocalInvocationIndex;
     if (t == 0u) s_sharing_count = 0u;
     barrier();
-    uint running = 0u;
-    for (uint chunk = 0u; chunk < node_count; chunk += 256u) {
-        const uint n = chunk + t;
-        uint count = 0u;
-        if (n < node_count) {
-            count = input_half.nodes[n].record_count;
-            const uint source = table.infos[n].shares_input_with;
-            if (source < node_count && source != n) {
-                count += input_half.nodes[source].record_count;
-                const uint index = atomicAdd(s_sharing_count, 1u);
-                if (index < kMaxSharingNodes) s_sharing[index] = uvec2(n, source);
-            }
+    const uvec2 run = NodeRun(node_count);
+    uint run_total = 0u;
+    for (uint n = run.x; n < run.y; ++n) {
+        uint count = input_half.nodes[n].record_count;
+        const uint source = table.infos[n].shares_input_with;
+        if (source < node_count && source != n) {
+            count += input_half.nodes[source].record_count;
+            const uint index = atomicAdd(s_sharing_count, 1u);
+            if (index < kMaxSharingNodes) s_sharing[index] = uvec2(n, source);
         }
-        uint chunk_total;
-        const uint inclusive = WorkgroupInclusiveAdd(count, chunk_total);
-        if (n < node_count) s_end[n] = running + inclusive;
-        running += chunk_total;
+        s_end[n] = count;  // this invocation's own entries, turned into the prefix sum below
+        run_total += count;
     }
-    barrier();  // s_sharing_count is complete
-    return running;
+    uint level_total;
+    uint running = WorkgroupInclusiveAdd(run_total, level_total) - run_total;
+    for (uint n = run.x; n < run.y; ++n) {
+        running += s_end[n];
+        s_end[n] = running;
+    }
+    barrier();  // s_end and s_sharing_count are complete
+    return level_total;
 }
 
 // The node that consumes every record of the level, when that node is a thread or coalescing node and no node shares
@@ -249,26 +263,38 @@ uint SoleConsumer(RecordList records, NodeTable table, uint node_count, uint lev
 
 // Last workgroup: s_end[n] = exclusive prefix sum of s_total over the graph's nodes (mod 2^32), for the members' first
 // workgroups within their dispatch groups (a difference of two prefix sums). Returns whether the level's total reached
-// 2^32, the only case in which such a difference can wrap. Called in workgroup-uniform control flow.
+// 2^32, the only case in which such a difference can wrap: each invocation sums its totals' upper and lower 16 bits
+// apart (at most kMaxNodes * 65535 each), and the workgroup adds those up. One workgroup scan over the invocations'
+// runs of nodes (NodeRun) where a Hillis-Steele scan of 64-bit sums took sixteen barriers per 256 nodes, about 3 µs of
+// each level pass of a 1025-node graph on an H100. Called in workgroup-uniform control flow.
 bool ScanWorkgroupTotals(uint node_count) {
-    const uint t = gl_LocalInvocationIndex;
-    uint64_t running = 0ul;
-    for (uint chunk = 0u; chunk < node_count; chunk += 256u) {
-        const uint n = chunk + t;
-        const uint total = n < node_count ? s_total[n] : 0u;
-        s_scan64[t] = uint64_t(total);
-        barrier();
-        for (uint d = 1u; d < 256u; d <<= 1u) {
-            const uint64_t addend = t >= d ? s_scan64[t - d] : 0ul;
-            barrier();
-            s_scan64[t] += addend;
-            barrier();
-        }
-        if (n < node_count) s_end[n] = uint(running + s_scan64[t]) - total;
-        running += s_scan64[255];
-        barrier();  // s_scan64 is rewritten by the next chunk
+    if (gl_LocalInvocationIndex == 0u) {
+        s_total_high = 0u;
+        s_total_low = 0u;
     }
-    return running > 0xFFFFFFFFul;
+    const uvec2 run = NodeRun(node_count);
+    uint run_total = 0u, high = 0u, low = 0u;
+    for (uint n = run.x; n < run.y; ++n) {
+        const uint total = s_total[n];
+        run_total += total;
+        high += total >> 16u;
+        low += total & 0xFFFFu;
+    }
+    uint level_total;
+    uint running = WorkgroupInclusiveAdd(run_total, level_total) - run_total;  // its barriers order the zeroing above
+    for (uint n = run.x; n < run.y; ++n) {
+        s_end[n] = running;
+        running += s_total[n];
+    }
+    high = subgroupAdd(high);
+    low = subgroupAdd(low);
+    if (subgroupElect()) {
+        atomicAdd(s_total_high, high);
+        atomicAdd(s_total_low, low);
+    }
+    barrier();  // s_end and the sums are complete
+    const uint64_t exact = (uint64_t(s_total_high) << 16u) + uint64_t(s_total_low);
+    return exact > 0xFFFFFFFFul;
 }
 
 void main() {
@@ -299,18 +325,7 @@ void main() {
 
     // 2. The output half receives this level's outputs.
     const uint invocations = workgroups * gl_WorkGroupSize.x;
-    for (uint n = gl_GlobalInvocationID.x; n < node_count; n += invocations) {
-        output_half.nodes[n].record_count = 0u;
-        output_half.nodes[n].directory_base = 0u;
-        output_half.nodes[n].workgroup_count = 0u;
-        output_half.nodes[n].dispatch[0] = 0u;
-        output_half.nodes[n].dispatch[1] = 0u;
-        output_half.nodes[n].dispatch[2] = 0u;
-        output_half.nodes[n].scatter_cursor = 0ul;
-        output_half.nodes[n].group_first_workgroup = 0u;
-        output_half.nodes[n].group_directory_base = 0u;
-        output_half.nodes[n].group_workgroups = 0u;
-    }
+    ClearNodeStates(pc.scratch, header, 1u - h, gl_GlobalInvocationID.x, invocations);
     if (gl_GlobalInvocationID.x == 0u) {
         output_half.heap_top = 0u;
         output_half.record_count = 0u;
@@ -323,7 +338,7 @@ void main() {
     const uint sole_consumer = scatters ? SoleConsumer(records, table, node_count, level_records, record_count, sharing_count) : kInvalidNode;
     Directory directory = DirectoryAt(pc.scratch, header, h);
     const uint64_t heap = HeapAddress(pc.scratch, header, h);
-    const bool shared_counts = pc.shared_counts != 0u && node_count <= kSharedCountMaxNodes;
+    const bool shared_counts = pc.shared_counts != 0u && node_count <= min(kSharedCountMaxNodes, gl_WorkGroupSize.x);
     if (sole_consumer == kInvalidNode && shared_counts) {
         ScatterWithSharedCounts(pc.scratch, header, table, input_half, directory, records, heap, record_count, invocations,
                                 node_count, sharing_count, capacity);
@@ -361,7 +376,7 @@ void main() {
 
     NodeStatsTable stats = NodeStatsAt(pc.scratch, header);
     const uint64_t directory_address = pc.scratch + HalfDirectoryOffset(header, h);
-    for (uint n = t; n < node_count; n += 256u) {
+    for (uint n = t; n < node_count; n += gl_WorkGroupSize.x) {
         const uint base = RangeBegin(n);
         const uint count = s_end[n] - base;
         const uint kept = Kept(n, capacity);
@@ -410,7 +425,7 @@ void main() {
     barrier();  // s_total is complete, and nothing reads s_end's input ranges any more
     const bool overflow = pc.has_dispatch_groups != 0u && ScanWorkgroupTotals(node_count);
     uint launched = 0u;  // workgroups the scheduler's dispatches of this level launch, for the nodes of this invocation
-    for (uint n = t; n < node_count; n += 256u) {
+    for (uint n = t; n < node_count; n += gl_WorkGroupSize.x) {
         if (s_total[n] != 0u) WriteDispatchArgs(pc.scratch, header, input_half, n, pc.level, s_total[n]);  // else cleared
         const uint first = table.infos[n].dispatch_group_first;
         const uint size = table.infos[n].dispatch_group_size;
@@ -458,15 +473,7 @@ void main() {
         // Nothing runs at this level (its records, if any, launch no workgroups: dynamic grids of 0), so nothing will
         // clear this half for the next level's outputs when the next level is direct: clear it now. Its arguments are
         // all zero, so the dispatches that follow read the same.
-        for (uint n = t; n < node_count; n += 256u) {
-            input_half.nodes[n].record_count = 0u;
-            input_half.nodes[n].directory_base = 0u;
-            input_half.nodes[n].workgroup_count = 0u;
-            input_half.nodes[n].scatter_cursor = 0ul;
-            input_half.nodes[n].group_first_workgroup = 0u;
-            input_half.nodes[n].group_directory_base = 0u;
-            input_half.nodes[n].group_workgroups = 0u;
-        }
+        ClearNodeStates(pc.scratch, header, h, t, gl_WorkGroupSize.x);
         if (t == 0u) {
             input_half.heap_top = 0u;
             input_half.record_count = 0u;

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Runs on the GPU machine, from the folder scripts/gpu/stage.sh filled. Each GoogleTest case runs in its own process:
 # one NVIDIA driver seen here stops loading after about 29 instance creations in one process.
-#   bash run.sh tests [GTEST_FILTER]   end-to-end and GPU tests
+#   bash run.sh tests [GTEST_FILTER]   end-to-end, GPU and scheduler (meta pass) tests
 #   bash run.sh bench OUT_DIR [ARGS]   the workload benchmark, JSON into OUT_DIR
 #   bash run.sh recording OUT_DIR [ARGS]  host time to record single commands (plain driver), OUT_DIR/recording.json;
 #                                         VK_INSTANCE_LAYERS=VK_LAYER_EXECGRAPH_shader_enqueue runs it through the layer
@@ -16,11 +16,12 @@ mode=${1:-tests}
 case $mode in
 tests)
     passed=0 failed=0 failures=()
-    for binary in execgraph_e2e_tests execgraph_gpu_tests; do
+    for binary in execgraph_e2e_tests execgraph_gpu_tests execgraph_scheduler_tests; do
         [[ -x $here/bin/$binary ]] || continue
         for test in $("$here/bin/$binary" --gtest_list_tests --gtest_filter="${2:-*}" |
                       awk '/^[^ ]/ {suite=$1} /^  / {print suite $1}'); do
-            if "$here/bin/$binary" --gtest_filter="$test" >"/tmp/gpu_test.log" 2>&1; then
+            # A test that hangs the GPU counts as failed after two minutes instead of stopping the whole run.
+            if timeout 120 "$here/bin/$binary" --gtest_filter="$test" >"/tmp/gpu_test.log" 2>&1; then
                 passed=$((passed + 1))
             else
                 failed=$((failed + 1)) failures+=("$test")

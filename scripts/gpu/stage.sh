@@ -14,7 +14,8 @@ mkdir -p "$out/bin" "$out/layer" "$out/validation" "$out/data" "$out/lib"
 strip_copy() { objcopy --strip-debug "$1" "$2"; }
 strip_copy "$build/layer/libVkLayer_execgraph_shader_enqueue.so" "$out/layer/libVkLayer_execgraph_shader_enqueue.so"
 cp "$build/layer/VkLayer_execgraph_shader_enqueue.json" "$out/layer/"
-for binary in tests/e2e/execgraph_e2e_tests tests/gpu/execgraph_gpu_tests examples/tile_shading/execgraph_tile_shading \
+for binary in tests/e2e/execgraph_e2e_tests tests/gpu/execgraph_gpu_tests tests/scheduler/execgraph_scheduler_tests \
+              examples/tile_shading/execgraph_tile_shading \
               bench/execgraph_graph_creation_bench bench/execgraph_workload_bench bench/execgraph_recording_bench; do
     [[ -x $build/$binary ]] && strip_copy "$build/$binary" "$out/bin/$(basename "$binary")"
 done

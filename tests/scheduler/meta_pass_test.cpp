@@ -63,6 +63,7 @@ class MetaPassBase : public ::testing::Test {
         plan.scratch_plan = ScratchPlan(node_count, 2, 64);
         plan.levels = std::move(levels);
         plan.force_split_level_passes = split_level_passes_;
+        plan.has_dispatch_groups = dispatch_groups_;
         for (uint32_t n = 0; n < node_count; ++n) {
             NodeDispatchPlan node;
             node.payload_size = graph.payload_sizes[n];
@@ -102,6 +103,7 @@ class MetaPassBase : public ::testing::Test {
 
     GpuHarness gpu_;
     bool split_level_passes_ = false;
+    bool dispatch_groups_ = false;  // GraphPlan::has_dispatch_groups (the groups themselves are in the graph's NodeStaticInfo)
     DispatchOptions options_;  // what Dispatch() records with
 };
 
@@ -462,6 +464,58 @@ TEST_P(MetaPassTest, ManyNodesAndSharersMatchCpuReference) {
     EXPECT_EQ(CheckLevel(outcome.scratch.data(), outcome.layout, graph, 0, ExpectedRecords(graph, infos)), "");
     EXPECT_EQ(outcome.half(0).level_pass_done, 0u) << "the last workgroup resets the counter for the half's next use";
     EXPECT_EQ(outcome.header().levels_run, 1u);
+}
+
+// Dispatch groups (docs/design.md, "Dispatch groups") whose level totals come near 2^32 workgroups: the fused level pass
+// (the only one that has groups) places each member's workgroups after the previous members' and gives the first
+// member the group's total, exactly as long as the level's total stays below 2^32; from 2^32 on the group cannot be
+// dispatched (its members' first workgroups would wrap), so its records are dropped and reported, never run wrongly.
+TEST_F(MetaPassBase, DispatchGroupTotalsAreExactBelowTwoToThe32AndDroppedFromIt) {
+    TestGraph graph;
+    graph.Add(TestGraph::Dynamic(4, 3, 32, 0, 0, 0), 16);  // 0 and 1: a group of two dynamic-grid nodes
+    graph.Add(TestGraph::Dynamic(4, 3, 32, 0, 0, 0), 16);
+    graph.Add(TestGraph::Static(3, 1, 1), 8);  // 2: on its own, after the group in node order
+    for (uint32_t n : {0u, 1u}) {
+        graph.nodes[n].dispatch_group_first = 0;
+        graph.nodes[n].dispatch_group_size = 2;
+    }
+    dispatch_groups_ = true;
+    // 65535 x 256 = 16 776 960 workgroups per record, just within maxExecutionGraphWorkgroups (2^24 - 1).
+    constexpr uint64_t kRecordWorkgroups = 65535u * 256u;
+    auto infos_with = [](uint32_t first_records, uint32_t second_records) {
+        std::vector<TestInfo> infos = {{0, {}}, {1, {}}, {2, {Payload(9000, 2)}}};
+        for (uint32_t i = 0; i < first_records; ++i) infos[0].payloads.push_back(Payload(i, 4, {65535, 256, 1}));
+        for (uint32_t i = 0; i < second_records; ++i) infos[1].payloads.push_back(Payload(1000 + i, 4, {65535, 256, 1}));
+        return infos;
+    };
+    {
+        // 255 records: 4 278 124 800 workgroups, 16 776 495 below 2^32.
+        const std::vector<TestInfo> infos = infos_with(128, 127);
+        const Outcome outcome = Dispatch(graph, infos, Source::kHost, {{}}, kGraphTag, 1u << 20);
+        EXPECT_EQ(outcome.header().status_flags, 0u);
+        EXPECT_EQ(outcome.header().dropped_records, 0u);
+        EXPECT_EQ(outcome.state(0, 0).group_first_workgroup, 0u);
+        EXPECT_EQ(outcome.state(0, 1).group_first_workgroup, 128u * kRecordWorkgroups);
+        EXPECT_EQ(outcome.state(0, 0).group_workgroups, 255u * kRecordWorkgroups);
+        EXPECT_EQ(outcome.state(0, 0).dispatch[0], 65535u);
+        EXPECT_EQ(outcome.state(0, 0).dispatch[1], 255u * 256u) << "x times y is the group's total";
+        EXPECT_EQ(outcome.state(0, 0).record_count, 128u);
+        EXPECT_EQ(outcome.state(0, 1).record_count, 127u);
+        EXPECT_EQ(outcome.state(0, 2).workgroup_count, 3u);
+    }
+    {
+        // 257 records: 4 311 678 720 workgroups, past 2^32.
+        const std::vector<TestInfo> infos = infos_with(129, 128);
+        const Outcome outcome = Dispatch(graph, infos, Source::kHost, {{}}, kGraphTag, 1u << 20);
+        EXPECT_EQ(outcome.header().status_flags, uint32_t{runtime::kStatusGridClamped});
+        EXPECT_EQ(outcome.header().dropped_records, 257u);
+        EXPECT_EQ(outcome.stats(0).dropped_records, 129u);
+        EXPECT_EQ(outcome.stats(1).dropped_records, 128u);
+        EXPECT_EQ(outcome.state(0, 0).group_workgroups, 0u);
+        EXPECT_EQ(outcome.state(0, 0).dispatch[0], 0u) << "the group is not dispatched";
+        EXPECT_EQ(outcome.state(0, 2).workgroup_count, 3u) << "a node outside the group runs as usual";
+        EXPECT_EQ(outcome.state(0, 2).dispatch[0], 3u);
+    }
 }
 
 // The finish pass (layer/scheduler.h, ReportSlot) writing a report slot in a plain buffer, as DispatchReporter's ring.

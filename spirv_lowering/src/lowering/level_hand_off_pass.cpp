@@ -143,16 +143,19 @@ Result<bool> LevelHandOffPass::Run(Module& module) {
                         e.StoreScratchU32(e.Add(input_half, e.U32(field)), e.U32(0));
                     }
                 });
-                // ... and so do its nodes' states (all but the reserved words), spread over the workgroup.
+                // ... and so do its nodes' states, spread over the workgroup in 16-byte stores, neighbouring invocations
+                // at neighbouring addresses so that a subgroup's stores combine (as ClearNodeStates in scratch_layout.glsl;
+                // per field at the states' 48-byte stride, each store was a memory transaction of its own).
+                static_assert(offsets::kHalfNodes % 16 == 0 && offsets::kNodeStateSize % 16 == 0);
                 const std::uint32_t node_count = e.LoadScratchU32(e.U32(offsets::kHeaderNodeCount));
-                const std::uint32_t rounds = e.Div(e.Add(node_count, e.U32(invocations - 1)), e.U32(invocations));
+                const std::uint32_t vectors = e.Mul(node_count, e.U32(offsets::kNodeStateSize / 16));
+                const std::uint32_t rounds = e.Div(e.Add(vectors, e.U32(invocations - 1)), e.U32(invocations));
+                const std::uint32_t states = e.Add(input_half, e.U32(offsets::kHalfNodes));
+                const std::uint32_t zero = e.U32(0);
                 b.For(rounds, [&](std::uint32_t round) {
-                    const std::uint32_t node = e.Add(e.Mul(round, e.U32(invocations)), local_index);
-                    b.If(e.Less(node, node_count), [&]() {
-                        const std::uint32_t state = node_state(input_half, node);
-                        for (std::uint32_t word = 0; word <= offsets::kNodeStateGroupWorkgroups / 4; ++word) {
-                            e.StoreScratchU32(e.Add(state, e.U32(word * 4)), e.U32(0));
-                        }
+                    const std::uint32_t vector = e.Add(e.Mul(round, e.U32(invocations)), local_index);
+                    b.If(e.Less(vector, vectors), [&]() {
+                        e.StoreScratchU32x4(e.Add(states, e.Mul(vector, e.U32(16))), {zero, zero, zero, zero});
                     });
                 });
             });
