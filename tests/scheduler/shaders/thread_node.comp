@@ -29,7 +29,12 @@ void main() {
     const uint r = linear * gl_WorkGroupSize.x + gl_LocalInvocationIndex;
     if (linear >= input_half.nodes[pc.self_node].workgroup_count || r >= input_half.nodes[pc.self_node].record_count) return;
 
-    const DirectoryEntry entry = DirectoryAt(pc.scratch, header, h).entries[input_half.nodes[pc.self_node].directory_base + r];
+    // Directory indices wrap in 32 bits, as the lowered nodes' byte offsets do: a sole consumer's directory_base points
+    // back at the record list (level.comp, SoleConsumer). As an array index the entry's address would be computed in 64
+    // bits without wrapping (on NVIDIA: a fault and a hang), so the byte offset is formed in 32 bits first.
+    const uint entry_index = input_half.nodes[pc.self_node].directory_base + r;
+    const uint entry_offset = HalfDirectoryOffset(header, h) + entry_index * kDirectoryEntrySize;
+    const DirectoryEntry entry = Directory(pc.scratch + entry_offset).entries[0];
     Words payload = Words(HeapAddress(pc.scratch, header, h) + entry.payload_offset);
     const uint id = payload.w[0];
     Counters counters = Counters(pc.seen);
