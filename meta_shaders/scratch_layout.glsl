@@ -211,7 +211,7 @@ layout(buffer_reference, std430, buffer_reference_align = 16) buffer Directory {
 };
 
 // A half's NodeState[node_count] as 16-byte vectors: the array starts 16 bytes into a 64-byte aligned half and
-// kNodeStateSize is a multiple of 16 (static_asserts in scratch_layout.h).
+// kNodeStateSize is a multiple of 16 (static_asserts after HalfHeader and NodeState in scratch_layout.h).
 layout(buffer_reference, std430, buffer_reference_align = 16) buffer NodeStateVectors {
     uvec4 v[];
 };

@@ -143,6 +143,9 @@ struct HalfHeader {
     // followed by: NodeState nodes[node_count]; RecordEntry records[record_capacity];
     //              DirectoryEntry directory[record_capacity]; heap bytes[heap_capacity] (16-byte aligned)
 };
+// Halves start 64-byte aligned (ScratchPlan), so the NodeState array starts 16-byte aligned and is cleared in 16-byte
+// stores (ClearNodeStates in meta_shaders/scratch_layout.glsl, the lowered level hand-off).
+static_assert(sizeof(HalfHeader) % 16 == 0);
 
 struct NodeState {
     uint32_t record_count;     // producers: atomicAdd per allocated record for this node
@@ -163,7 +166,7 @@ struct NodeState {
     uint32_t group_workgroups;
     uint32_t reserved;
 };
-static_assert(sizeof(NodeState) == 48);
+static_assert(sizeof(NodeState) == 48 && sizeof(NodeState) % 16 == 0);
 
 // The first three members match DirectoryEntry's, so that a level whose records all go to one thread or coalescing node
 // uses its record list as that node's directory (those nodes read nothing else of their entries; level.comp), and a
