@@ -194,8 +194,13 @@ std::string LoweredPipelineKey(const NodeSource& source, const spirv::LoweringOp
          {&options.output_table_index, &options.output_table_length, &options.output_record_stride}) {
         append_words(values->data(), values->size() * sizeof(uint32_t));
     }
-    const uint32_t scalars[] = {options.context_offset, options.input_record_stride, options.thread_batch_size, options.validate,
-                                options.optimize, options.level_pass_records_per_workgroup};
+    const uint32_t scalars[] = {options.context_offset,
+                                options.input_record_stride,
+                                options.thread_batch_size,
+                                options.validate,
+                                options.optimize,
+                                options.level_pass_records_per_workgroup,
+                                options.heap_holds_record_list};
     append_words(scalars, sizeof(scalars));
     return key;
 }
@@ -591,6 +596,16 @@ GraphBuildResult BuildExecutionGraphPipeline(DeviceState& device, VkPipelineCach
     // Nothing in a lowered module names its node (NodePushContext carries the graph index and output-table base), so nodes
     // with equal sources and options share one lowered module and pipeline: each compose[i] of an array is lowered once.
     std::unordered_map<std::string, const GraphNode*> first_node_by_key;
+    // Every record in a heap is some node's input record, allocated through some output: the largest of either sizes the
+    // heap against the record entries (step 8), and decides whether one atomic may reserve both.
+    uint32_t max_record_stride = 0;
+    for (uint32_t n = 0; n < graph->nodes.size(); ++n) {
+        max_record_stride = std::max(max_record_stride, graph->static_infos[n].record_stride);
+        for (const spirv::NodeOutputInfo& output : graph->nodes[n].info.outputs) {
+            max_record_stride = std::max(max_record_stride, RecordStride(output.record));
+        }
+    }
+    const bool heap_holds_record_list = ScratchPlan::HeapHoldsRecordList(max_record_stride);
     for (uint32_t n = 0; n < graph->nodes.size(); ++n) {
         GraphNode& node = graph->nodes[n];
         spirv::LoweringOptions options;
@@ -601,6 +616,7 @@ GraphBuildResult BuildExecutionGraphPipeline(DeviceState& device, VkPipelineCach
         options.input_record_stride = graph->static_infos[n].record_stride;
         options.level_pass_records_per_workgroup = device.level_pass_records_per_workgroup;
         options.thread_batch_size = device.thread_batch_size;
+        options.heap_holds_record_list = heap_holds_record_list;
         options.validate = device.instance->settings.validate_lowered_shaders;
         options.optimize = device.instance->settings.optimize_lowered_shaders;
         for (const spirv::NodeOutputInfo& output : node.info.outputs) {
@@ -658,9 +674,6 @@ GraphBuildResult BuildExecutionGraphPipeline(DeviceState& device, VkPipelineCach
     }
 
     // 8. Scratch sizes (scratch_plan.h documents what each guarantees).
-    // Every record in a heap is some node's input record: the largest one sizes the heap against the record entries.
-    uint32_t max_record_stride = 0;
-    for (const runtime::NodeStaticInfo& info : graph->static_infos) max_record_stride = std::max(max_record_stride, info.record_stride);
     graph->scratch_plan = ScratchPlan(static_cast<uint32_t>(graph->nodes.size()), static_cast<uint32_t>(graph->output_table.size()),
                                       graph->trash_size, max_record_stride);
     graph->scratch_size.minSize = graph->scratch_plan.MinSize();

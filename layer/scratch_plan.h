@@ -61,12 +61,20 @@ class ScratchPlan {
     // record size), so minSize does not depend on the records.
     static constexpr uint32_t kDefaultHeapBytesPerRecord = 96;
 
-    // `max_record_stride`: the largest heap stride of any node's input record (NodeStaticInfo::record_stride). Lowered
+    // `max_record_stride`: the largest heap stride of any record the graph allocates (its nodes' input records and
+    // outputs' records, NodeStaticInfo::record_stride and LoweringOptions::output_record_stride). Lowered
     // allocations round each allocation to 16 bytes, so a record takes at most that rounded up to 16 heap bytes; the split
     // uses it between 16 and kDefaultHeapBytesPerRecord.
     ScratchPlan(uint32_t node_count, uint32_t output_table_entries, uint32_t trash_size,
                 uint32_t max_record_stride = kDefaultHeapBytesPerRecord);
     uint32_t HeapBytesPerRecord() const { return heap_bytes_per_record_; }
+    // Whether every layout of a plan made with `max_record_stride` has a heap that holds record_capacity records of
+    // that stride rounded up to 16 bytes: true up to kDefaultHeapBytesPerRecord, where HeapBytesPerRecord() is that
+    // rounded stride (LayoutFor gives the heap at least record_capacity of them). Lowered allocations then reserve heap
+    // bytes and record slots with one atomic (spirv::LoweringOptions::heap_holds_record_list).
+    static bool HeapHoldsRecordList(uint32_t max_record_stride) {
+        return (uint64_t{max_record_stride} + 15) / 16 * 16 <= kDefaultHeapBytesPerRecord;
+    }
 
     VkDeviceSize MinSize() const { return min_size_; }
     VkDeviceSize MaxSize() const { return max_size_; }

@@ -25,10 +25,12 @@ struct EmitRecord {
     uint32_t index, count, value;
 };
 
-std::vector<NodeStage> FaultGraphStages() {
-    return {{ReadModule("fault_emitter"), "main", "Emitter"},
-            {ReadModule("big_sink"), "main", "Sink", 0},
-            {ReadModule("big_sink"), "main", "Sink", 1}};
+// Sink records are {uint value; uint pad[pad_words];}: 1 KiB by default, which fills the payload heap quickly.
+std::vector<NodeStage> FaultGraphStages(uint32_t pad_words = 255) {
+    const std::string sink = WithUintConstant(ReadModule("big_sink"), "%uint_255", pad_words);
+    return {{WithUintConstant(ReadModule("fault_emitter"), "%uint_255", pad_words), "main", "Emitter"},
+            {sink, "main", "Sink", 0},
+            {sink, "main", "Sink", 1}};
 }
 
 std::vector<std::string> MessagesWithId(const MessageLog& log, const std::string& id) {
@@ -44,9 +46,10 @@ std::vector<std::string> MessagesWithId(const MessageLog& log, const std::string
 class GpuFaults : public GraphTest {
   protected:
     // Builds the emitter graph, names it, and runs `records` through it in `scratch` (or fresh minSize scratch).
-    VkPipeline RunEmitter(TestBuffer& uav, const std::vector<EmitRecord>& records, const char* name = "faults") {
+    VkPipeline RunEmitter(TestBuffer& uav, const std::vector<EmitRecord>& records, const char* name = "faults",
+                          uint32_t pad_words = 255) {
         layout_ = context_.CreateStorageBufferLayout({&uav});
-        VkPipeline graph = context_.CreateGraph(FaultGraphStages(), layout_);
+        VkPipeline graph = context_.CreateGraph(FaultGraphStages(pad_words), layout_);
         EXPECT_NE(graph, VK_NULL_HANDLE) << context_.log().Problems();
         if (graph == VK_NULL_HANDLE) return graph;
         auto set_name = reinterpret_cast<PFN_vkSetDebugUtilsObjectNameEXT>(
@@ -141,6 +144,57 @@ TEST_F(GpuFaults, HeapOverflowOfPerWorkgroupReservationsIsCountedExactly) {
     ASSERT_EQ(reports.size(), 1u) << context_.log().Problems();
     EXPECT_CONTAINS(reports[0], ": " + std::to_string(asked - ran) + " records were dropped");
     EXPECT_CONTAINS(reports[0], "(the payload heap of a scratch half was full)");
+    context_.log().Clear();
+}
+
+// Records of at most 96 bytes (here 8) are reserved with one 64-bit atomic for heap bytes and record slots
+// (spirv::LoweringOptions::heap_holds_record_list), in a heap that always holds a full record list. So a level that
+// asks for more records than a half holds fills the list exactly and reports the rest as a full record list, never as
+// a full heap, and every listed record carries its own payload: each entry's three records (values 1000, 1001, 1002)
+// all run, except past the one entry whose records straddle the end of the list, which runs a prefix of them.
+TEST_F(GpuFaults, RecordListOverflowOfOneAtomicReservationsFillsTheListExactly) {
+    constexpr uint32_t kEntries = 6000, kPerEntry = 3, kValue = 1000;
+    TestBuffer& uav = Uav(8);
+    RunEmitter(uav, std::vector<EmitRecord>(kEntries, EmitRecord{0, kPerEntry, kValue}), "faults", 1);
+    const uint32_t capacity = scratch_->As<uint32_t>()[8];  // GraphHeader::record_capacity
+    ASSERT_GE(capacity, kEntries) << "the entries themselves must fit";
+    ASSERT_LT(capacity, kEntries * kPerEntry) << "the level must overflow";
+    const uint32_t straddling = capacity % kPerEntry;
+    const uint32_t sum =
+        capacity / kPerEntry * (kPerEntry * kValue + 3) + (straddling >= 1 ? kValue : 0) + (straddling >= 2 ? kValue + 1 : 0);
+    ExpectUav(uav, {sum, capacity});
+    const std::vector<std::string> reports = DroppedWork();
+    ASSERT_EQ(reports.size(), 1u) << context_.log().Problems();
+    const std::string dropped = std::to_string(kEntries * kPerEntry - capacity);
+    EXPECT_CONTAINS(reports[0], "faults: " + dropped + " records were dropped");
+    EXPECT_CONTAINS(reports[0],
+                    "Node Sink[0]: " + dropped + " records dropped from level 0 (the record list of a scratch half was full)");
+    EXPECT_EQ(reports[0].find("payload heap of a scratch half was full"), std::string::npos) << reports[0];
+    context_.log().Clear();
+}
+
+// The same where allocations are reserved once per workgroup (uniform_allocate_array with 8-byte records): the record
+// list fills exactly, and every record asked for either runs or is reported dropped for the full list.
+TEST_F(GpuFaults, RecordListOverflowOfOneAtomicWorkgroupReservationsFillsTheListExactly) {
+    constexpr uint32_t kEntries = 80;  // 80 x 252 invocations asking for 0 to 2 records: 20160 records
+    std::vector<uint32_t> bases(kEntries);
+    uint32_t asked = 0;
+    for (uint32_t i = 0; i < kEntries; ++i) {
+        bases[i] = 1000 * i;
+        for (uint32_t dtid = 0; dtid < 7 * 36; ++dtid) asked += dtid % 3;
+    }
+    TestBuffer& uav = Uav(8);
+    ASSERT_NE(RunGraph(UniformAllocateArrayStages(1), uav, {{"Entry", 0, kEntries, bases.data(), sizeof(uint32_t)}}),
+              VK_NULL_HANDLE);
+    const uint32_t capacity = last_scratch_->As<uint32_t>()[8];  // GraphHeader::record_capacity
+    ASSERT_LT(capacity, asked) << "the level must overflow";
+    const uint32_t* counts = uav.As<uint32_t>();
+    EXPECT_EQ(counts[1] + counts[3] + counts[5] + counts[7], capacity) << "records that ran";
+    const std::vector<std::string> reports = DroppedWork();
+    ASSERT_EQ(reports.size(), 1u) << context_.log().Problems();
+    EXPECT_CONTAINS(reports[0], ": " + std::to_string(asked - capacity) + " records were dropped");
+    EXPECT_CONTAINS(reports[0], "(the record list of a scratch half was full)");
+    EXPECT_EQ(reports[0].find("payload heap of a scratch half was full"), std::string::npos) << reports[0];
     context_.log().Clear();
 }
 

@@ -30,11 +30,19 @@ std::string ReadCorpus(const std::string& name) { return ReadText("EXECGRAPH_SPI
 
 std::string ReadModule(const std::string& name) { return ReadText("EXECGRAPH_E2E_MODULES_DIR", EXECGRAPH_E2E_MODULES_DIR, name); }
 
-std::vector<NodeStage> UniformAllocateArrayStages() {
-    std::string sink = ReadModule("big_sink");
-    const std::string pad = "%uint_255 = OpConstant %uint 255";
-    sink.replace(sink.find(pad), pad.size(), "%uint_255 = OpConstant %uint 31");
-    std::vector<NodeStage> stages{{ReadModule("uniform_allocate_array"), "main", "Entry"}};
+std::string WithUintConstant(std::string text, const std::string& name, uint32_t value) {
+    const std::string definition = name + " = OpConstant %uint ";
+    const size_t at = text.find(definition);
+    if (at == std::string::npos) return text;  // the module fails to match its sink, and the test says so
+    const size_t end = text.find('\n', at);
+    text.replace(at, end - at, definition + std::to_string(value));
+    return text;
+}
+
+std::vector<NodeStage> UniformAllocateArrayStages(uint32_t pad_words) {
+    const std::string sink = WithUintConstant(ReadModule("big_sink"), "%uint_255", pad_words);
+    const std::string entry = WithUintConstant(ReadModule("uniform_allocate_array"), "%uint_31", pad_words);
+    std::vector<NodeStage> stages{{entry, "main", "Entry"}};
     for (uint32_t member = 0; member < 4; ++member) stages.push_back({sink, "main", "B", member});
     return stages;
 }

@@ -130,8 +130,11 @@ class GraphTestContext {
 std::string ReadCorpus(const std::string& name);
 // Reads an end-to-end test module (tests/e2e/modules/NAME.spvasm); nothing but the e2e tests reads that folder.
 std::string ReadModule(const std::string& name);
-// The graph of uniform_allocate_array: "Entry" and the node array B[0..3] it allocates for (big_sink with a 128-byte
-// record: 31 pad words instead of 255).
-std::vector<NodeStage> UniformAllocateArrayStages();
+// The graph of uniform_allocate_array: "Entry" and the node array B[0..3] it allocates for (big_sink), both with records
+// {uint value; uint pad[pad_words];}: 128 bytes by default; at most 23 pad words make records of at most 96 bytes, which
+// the lowering reserves with one atomic (LoweringOptions::heap_holds_record_list).
+std::vector<NodeStage> UniformAllocateArrayStages(uint32_t pad_words = 31);
+// Replaces the one definition `%name = OpConstant %uint OLD` of a test module's text with VALUE (resizes a pad array).
+std::string WithUintConstant(std::string text, const std::string& name, uint32_t value);
 
 }  // namespace execgraph::test

@@ -118,6 +118,7 @@ class GraphTest : public ::testing::Test {
         EXPECT_EQ(result, VK_SUCCESS) << context_.log().Problems();
         if (graph == VK_NULL_HANDLE) return graph;
         TestBuffer& scratch = PrepareScratch(graph);
+        last_scratch_ = &scratch;
         std::vector<EntryDispatch> dispatches;
         for (const NamedEntry& entry : entries) {
             dispatches.push_back(
@@ -145,6 +146,7 @@ class GraphTest : public ::testing::Test {
     }
 
     GraphTestContext context_;
+    TestBuffer* last_scratch_ = nullptr;  // RunGraph's scratch (its GraphHeader: capacities, counters)
     SpecializationStore specs_;
     std::vector<std::unique_ptr<TestBuffer>> buffers_;
 };

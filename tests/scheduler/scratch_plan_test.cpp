@@ -107,6 +107,28 @@ TEST(ScratchPlan, SmallRecordsGetMoreRecordsPerHalf) {
     EXPECT_GT(small.record_capacity, 2'700'000u);
 }
 
+// spirv::LoweringOptions::heap_holds_record_list relies on this: for records of up to 96 bytes, at every scratch size
+// (not only minSize and maxSize), a full record list of the largest record, rounded to 16 bytes, fits the heap. Then a
+// single atomic may reserve heap bytes and record slots together, since records that fit the list fit the heap.
+TEST(ScratchPlan, HeapHoldsAFullRecordListOfRecordsUpTo96Bytes) {
+    for (uint32_t stride : {0u, 4u, 8u, 12u, 16u, 17u, 40u, 64u, 80u, 95u, 96u, 97u, 112u, 1024u}) {
+        const bool holds = ScratchPlan::HeapHoldsRecordList(stride);
+        EXPECT_EQ(holds, stride <= 96u) << stride;
+        if (!holds) continue;
+        for (uint32_t nodes : {1u, 5u, 300u}) {
+            const ScratchPlan plan(nodes, 10, 4096 + 4 * stride, stride);
+            const uint64_t rounded = (stride + 15) / 16 * 16;
+            for (uint64_t step = 0; step * plan.SizeGranularity() <= plan.MaxSize() - plan.MinSize(); step += 97) {
+                const ScratchLayout layout = *plan.LayoutFor(plan.MinSize() + step * plan.SizeGranularity());
+                EXPECT_GE(uint64_t(layout.heap_capacity), uint64_t(layout.record_capacity) * rounded)
+                    << "stride " << stride << ", " << nodes << " nodes, step " << step;
+            }
+            const ScratchLayout largest = *plan.LayoutFor(plan.MaxSize());
+            EXPECT_GE(uint64_t(largest.heap_capacity), uint64_t(largest.record_capacity) * rounded) << stride;
+        }
+    }
+}
+
 TEST(ScratchPlan, MinSizeGrowsWithTheFixedPart) {
     const ScratchPlan small(4, 8, 0), more_nodes(40, 8, 0), more_outputs(4, 8000, 0), more_trash(4, 8, 1 << 20);
     EXPECT_GT(more_nodes.MinSize(), small.MinSize());

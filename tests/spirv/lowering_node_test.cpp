@@ -436,6 +436,52 @@ TEST(LoweringFeatures, UniformAllocationToALongTableCountsTargetsPerSubgroup) {
     EXPECT_EQ(CountOf(lowered.text, "OpGroupNonUniformAllEqual"), 1u) << lowered.text;
 }
 
+// Issue 7: where the graph's heap holds a full record list of its largest record (LoweringOptions::heap_holds_record_list),
+// one 64-bit atomic on HalfHeader's adjacent heap_top and record_count reserves both, per subgroup or per workgroup, so
+// no record-count atomic waits for the heap's; and a workgroup never reserves its records a second time (its heap range
+// cannot fail where its records fit). The level hand-off reads both words with one 64-bit atomic too.
+TEST(LoweringFeatures, HeapHoldingTheRecordListReservesHeapAndRecordsWithOneAtomic) {
+    for (const char* name : {"divergent_allocate.spvasm", "output_single_late_constants.spvasm"}) {
+        SCOPED_TRACE(name);
+        const Module module = LoadCorpus(name);
+        const NodeInfo info = MustAnalyze(module, EntryName(module));
+        LoweringOptions options = MakeOptions(module, info);
+        const bool per_workgroup = std::string(name) == "output_single_late_constants.spvasm";
+        auto atomic_adds = [](const Lowered& lowered) {
+            std::uint32_t u64 = 0;
+            for (const Instruction& inst : lowered.module.section(Section::kTypesValues)) {
+                if (inst.opcode() == Op::OpTypeInt && inst.Word(0) == 64 && inst.Word(1) == 0) u64 = inst.result_id();
+            }
+            std::pair<std::size_t, std::size_t> adds{0, 0};  // 32-bit, 64-bit
+            for (const Function& function : lowered.module.functions()) {
+                for (const BasicBlock& block : function.blocks) {
+                    for (const Instruction& inst : block.instructions) {
+                        if (inst.opcode() == Op::OpAtomicIAdd) ++(inst.type_id() == u64 ? adds.second : adds.first);
+                    }
+                }
+            }
+            return adds;
+        };
+        const Lowered two_atomics = MustLower(module, info, options);
+        options.heap_holds_record_list = true;
+        const Lowered one_atomic = MustLower(module, info, options);
+        EXPECT_FALSE(Contains(two_atomics.text, "OpCapability Int64Atomics")) << two_atomics.text;
+        EXPECT_TRUE(Contains(one_atomic.text, "OpCapability Int64Atomics")) << one_atomic.text;
+        const auto [before32, before64] = atomic_adds(two_atomics);
+        const auto [after32, after64] = atomic_adds(one_atomic);
+        EXPECT_EQ(before64, 0u);
+        EXPECT_EQ(after64, 2u) << one_atomic.text;  // the reservation, and the hand-off's read of both words
+        // Gone: the heap add and the record add, the hand-off's two 32-bit reads, and per workgroup the second
+        // reservation (its workgroup-memory add and read of the retaken records, and its record add).
+        EXPECT_EQ(before32 - after32, per_workgroup ? 7u : 4u) << one_atomic.text;
+        if (per_workgroup) {
+            // The second reservation's three barriers are gone.
+            EXPECT_EQ(CountOf(one_atomic.text, "OpControlBarrier"), kPerWorkgroupReservationBarriers - 3 + kLevelHandOffBarriers)
+                << one_atomic.text;
+        }
+    }
+}
+
 TEST(LoweringFeatures, RecursionAndShaderIndexBuiltinsBecomePrivate) {
     for (const char* name : {"recursion_remaining_levels.spvasm", "shader_index_builtin.spvasm", "vkd3d_basic_recursion_recursive.spvasm"}) {
         SCOPED_TRACE(name);

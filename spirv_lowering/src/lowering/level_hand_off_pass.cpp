@@ -75,10 +75,18 @@ Result<bool> LevelHandOffPass::Run(Module& module) {
                                                       e.Mul(consumer, e.U32(offsets::kNodeStatsSize)));
                     const std::uint32_t records =
                         e.AtomicScratch(Op::OpAtomicIAdd, e.Add(state, e.U32(offsets::kNodeStateRecordCount)), e.U32(0));
-                    const std::uint32_t heap_top =
-                        e.AtomicScratch(Op::OpAtomicIAdd, e.Add(output_half, e.U32(offsets::kHalfHeapTop)), e.U32(0));
-                    const std::uint32_t record_top =
-                        e.AtomicScratch(Op::OpAtomicIAdd, e.Add(output_half, e.U32(offsets::kHalfRecordCount)), e.U32(0));
+                    std::uint32_t heap_top = 0, record_top = 0;
+                    if (ctx_.options.heap_holds_record_list) {
+                        // The allocations reserved both with one 64-bit atomic (LowerOutputsPass): read them the same way.
+                        const std::uint32_t both =
+                            e.AtomicScratchU64(Op::OpAtomicIAdd, e.Add(output_half, e.U32(offsets::kHalfHeapTop)), e.U64(0));
+                        heap_top = e.LowU32(both);
+                        record_top = e.HighU32(both);
+                    } else {
+                        heap_top = e.AtomicScratch(Op::OpAtomicIAdd, e.Add(output_half, e.U32(offsets::kHalfHeapTop)), e.U32(0));
+                        record_top =
+                            e.AtomicScratch(Op::OpAtomicIAdd, e.Add(output_half, e.U32(offsets::kHalfRecordCount)), e.U32(0));
+                    }
                     const std::uint32_t per_workgroup_stored =
                         e.LoadScratchU32(e.Add(info, e.U32(offsets::kNodeStaticRecordsPerWorkgroup)));
                     const std::uint32_t grid = e.Add(info, e.U32(offsets::kNodeStaticStaticGrid));

@@ -256,7 +256,17 @@ class OutputHelpers {
                 stride == 0 ? e.U32(0)
                             : e.SelectU32(valid, e.And(e.Add(e.Mul(count, e.U32(stride)), e.U32(offsets::kHeapAlignment - 1)), e.U32(~(offsets::kHeapAlignment - 1))),
                                           e.U32(0));
-            const std::uint32_t heap_capacity = stride == 0 ? 0 : e.LoadScratchU32(e.U32(offsets::kHeaderHeapCapacity));
+            // With heap_holds_record_list one 64-bit atomic reserves heap bytes (low word) and record slots (high word):
+            // every reservation adds at most its records times a stride the heap holds record_capacity of, so the heap
+            // range of records that fit the list always fits, and no heap check is needed.
+            const bool merged = ctx_.options.heap_holds_record_list;
+            static_assert(offsets::kHalfHeapTop % 8 == 0 && offsets::kHalfRecordCount == offsets::kHalfHeapTop + 4,
+                          "heap_top and record_count form one little-endian uint64");
+            auto reserve_both = [&](std::uint32_t heap_bytes, std::uint32_t records) {
+                return e.AtomicScratchU64(Op::OpAtomicIAdd, e.Add(half, e.U32(offsets::kHalfHeapTop)),
+                                          e.PackU64(heap_bytes, records));
+            };
+            const std::uint32_t heap_capacity = stride == 0 || merged ? 0 : e.LoadScratchU32(e.U32(offsets::kHeaderHeapCapacity));
             const std::uint32_t record_capacity = e.LoadScratchU32(e.U32(offsets::kHeaderRecordCapacity));
             auto heap_range_fits = [&](std::uint32_t first, std::uint32_t size) {
                 return e.LogicalAnd(e.LessEqual(first, heap_capacity), e.LessEqual(size, e.Sub(heap_capacity, first)));
@@ -329,6 +339,16 @@ class OutputHelpers {
                 b.If(leader, [&]() {
                     const std::uint32_t heap_total = ReadWorkgroupCounter(e, shared.heap_bytes);
                     const std::uint32_t record_total = ReadWorkgroupCounter(e, shared.records);
+                    if (merged) {
+                        const std::uint32_t both = b.IfValue(e.NotEqual(e.Or(heap_total, record_total), e.U32(0)), ctx_.u64,
+                                                             e.U64(0), [&]() { return reserve_both(heap_total, record_total); });
+                        const std::uint32_t first = e.HighU32(both);
+                        e.Store(shared.heap_base, e.LowU32(both));
+                        e.Store(shared.heap_fits, e.U32(1));
+                        e.Store(shared.record_base, first);
+                        raise_level_pass_workgroups(first, record_total);
+                        return;
+                    }
                     std::uint32_t base = e.U32(0), fits = e.Bool(true);
                     if (stride != 0) {
                         base = b.IfValue(e.NotEqual(heap_total, e.U32(0)), ctx_.u32, e.U32(0), [&]() {
@@ -348,12 +368,12 @@ class OutputHelpers {
                 });
                 e.WorkgroupBarrier();
                 heap_old = e.Add(e.Load(ctx_.u32, shared.heap_base), local_heap);
-                if (stride != 0) heap_ok = e.LogicalAnd(valid, heap_range_fits(heap_old, bytes));
+                if (stride != 0 && !merged) heap_ok = e.LogicalAnd(valid, heap_range_fits(heap_old, bytes));
                 records_added = e.SelectU32(heap_ok, count, e.U32(0));
                 // The workgroup's heap range does not fit (the half overflows; workgroup-uniform): only the lanes whose
                 // own range fits list records, so the record range is reserved again for just those.
                 const std::uint32_t overflowed = e.Equal(e.Load(ctx_.u32, shared.heap_fits), e.U32(0));
-                const std::uint32_t lane_records = b.IfValue(overflowed, ctx_.u32, local_records, [&]() {
+                const std::uint32_t lane_records = merged ? local_records : b.IfValue(overflowed, ctx_.u32, local_records, [&]() {
                     b.If(leader, [&]() { e.Store(shared.records, e.U32(0)); });
                     e.WorkgroupBarrier();
                     const std::uint32_t retaken = workgroup_range(shared.records, records_added);
@@ -377,12 +397,24 @@ class OutputHelpers {
                 auto aggregated_add = [&](std::uint32_t offset, std::uint32_t value) {
                     return subgroup_range(value, [&](std::uint32_t total) { return e.AtomicScratch(Op::OpAtomicIAdd, offset, total); });
                 };
-                if (stride != 0) {
-                    heap_old = aggregated_add(e.Add(half, e.U32(offsets::kHalfHeapTop)), bytes);
-                    heap_ok = e.LogicalAnd(valid, heap_range_fits(heap_old, bytes));
+                if (merged) {
+                    records_added = e.SelectU32(valid, count, e.U32(0));
+                    const std::uint32_t byte_prefix = e.SubgroupExclusiveAdd(bytes);
+                    const std::uint32_t record_prefix = e.SubgroupExclusiveAdd(records_added);
+                    const std::uint32_t byte_total = e.SubgroupReduceAdd(bytes);
+                    const std::uint32_t record_total = e.SubgroupReduceAdd(records_added);
+                    const std::uint32_t before =
+                        b.IfValue(e.SubgroupElect(), ctx_.u64, e.U64(0), [&]() { return reserve_both(byte_total, record_total); });
+                    heap_old = e.Add(e.SubgroupBroadcastFirst(e.LowU32(before)), byte_prefix);
+                    record_old = e.Add(e.SubgroupBroadcastFirst(e.HighU32(before)), record_prefix);
+                } else {
+                    if (stride != 0) {
+                        heap_old = aggregated_add(e.Add(half, e.U32(offsets::kHalfHeapTop)), bytes);
+                        heap_ok = e.LogicalAnd(valid, heap_range_fits(heap_old, bytes));
+                    }
+                    records_added = e.SelectU32(heap_ok, count, e.U32(0));
+                    record_old = aggregated_add(e.Add(half, e.U32(offsets::kHalfRecordCount)), records_added);
                 }
-                records_added = e.SelectU32(heap_ok, count, e.U32(0));
-                record_old = aggregated_add(e.Add(half, e.U32(offsets::kHalfRecordCount)), records_added);
                 const std::uint32_t subgroup_end =
                     e.SubgroupReduceUMax(e.SelectU32(e.NotEqual(records_added, e.U32(0)), e.Add(record_old, records_added), e.U32(0)));
                 const std::uint32_t subgroup_begin = e.Min(e.SubgroupBroadcastFirst(record_old), subgroup_end);
@@ -437,7 +469,10 @@ class OutputHelpers {
             });
             const std::uint32_t heap_address = e.ScratchAddress(e.Add(e.Add(half, e.LoadU32Var(ctx_.var_heap_offset)), heap_old));
             const std::uint32_t trash_address = e.ScratchAddress(e.LoadScratchU32(e.U32(offsets::kHeaderTrashOffset)));
-            e.EmitVoid(Op::OpReturnValue, {e.Select(ctx_.u64, heap_ok, heap_address, trash_address)});
+            // Merged, a valid range past the heap's end is possible only for records that do not fit the list either;
+            // records that were delivered always lie inside the heap (the writes past them reach at most the guard).
+            const std::uint32_t in_heap = merged ? e.NotEqual(delivered, e.U32(0)) : heap_ok;
+            e.EmitVoid(Op::OpReturnValue, {e.Select(ctx_.u64, in_heap, heap_address, trash_address)});
         });
     }
 

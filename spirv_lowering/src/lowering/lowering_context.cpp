@@ -93,6 +93,26 @@ std::uint32_t Emitter::AtomicScratch(Op op, std::uint32_t offset, std::uint32_t 
     return result;
 }
 
+std::uint32_t Emitter::AtomicScratchU64(Op op, std::uint32_t offset, std::uint32_t value) {
+    module_.AddCapability(Capability::Int64Atomics);
+    const std::uint32_t pointer =
+        Emit(Op::OpConvertUToPtr, types().GetPointer(StorageClass::PhysicalStorageBuffer, ctx_.u64), {ScratchAddress(offset)});
+    Instruction inst(op, ctx_.u64, module_.TakeNextId());
+    inst.AddId(pointer)
+        .AddWord(U32(kScopeDevice), OperandKind::IdScope)
+        .AddWord(U32(0), OperandKind::IdMemorySemantics)
+        .AddId(value);
+    const std::uint32_t result = inst.result_id();
+    out_->push_back(std::move(inst));
+    return result;
+}
+
+std::uint32_t Emitter::PackU64(std::uint32_t low, std::uint32_t high) {
+    const std::uint32_t wide_high = Emit(Op::OpUConvert, ctx_.u64, {high});
+    return Emit(Op::OpBitwiseOr, ctx_.u64,
+                {Emit(Op::OpShiftLeftLogical, ctx_.u64, {wide_high, U64(32)}), Emit(Op::OpUConvert, ctx_.u64, {low})});
+}
+
 std::uint32_t Emitter::AtomicWorkgroup(Op op, std::uint32_t pointer, std::uint32_t value) {
     Instruction inst(op, ctx_.u32, module_.TakeNextId());
     inst.AddId(pointer)

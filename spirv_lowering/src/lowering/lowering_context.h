@@ -232,6 +232,13 @@ class Emitter {
     void StoreScratchU32x4(std::uint32_t offset, std::array<std::uint32_t, 4> words);
     // Device-scope relaxed atomics: ordering between producer and consumer levels comes from the scheduler's barriers.
     std::uint32_t AtomicScratch(Op op, std::uint32_t offset, std::uint32_t value);
+    // The same on the uint64 at a scratch `offset` (8-byte aligned), e.g. HalfHeader's heap_top and record_count as one
+    // word; adds the Int64Atomics capability (the layer requires shaderBufferInt64Atomics of emulating devices).
+    std::uint32_t AtomicScratchU64(Op op, std::uint32_t offset, std::uint32_t value);
+    // uint64 helpers: (high << 32) | low, and the two halves of a uint64.
+    std::uint32_t PackU64(std::uint32_t low, std::uint32_t high);
+    std::uint32_t LowU32(std::uint32_t value) { return Emit(Op::OpUConvert, ctx_.u32, {value}); }
+    std::uint32_t HighU32(std::uint32_t value) { return LowU32(Emit(Op::OpShiftRightLogical, ctx_.u64, {value, U64(32)})); }
     // Workgroup-scope relaxed atomic on a uint32 Workgroup variable (or element pointer): the workgroup barriers around
     // its uses order it.
     std::uint32_t AtomicWorkgroup(Op op, std::uint32_t pointer, std::uint32_t value);

@@ -36,6 +36,12 @@ struct LoweringOptions {
     // pass by it (HalfHeader::level_pass_workgroups). A constant of the module rather than a load from scratch, because
     // that load sat on the critical path of every producer (about 3 µs per level of a chain on an H100).
     std::uint32_t level_pass_records_per_workgroup = 512;
+    // Set where a half's heap holds record_capacity records of every output's stride rounded up to 16 bytes (the layer's
+    // ScratchPlan guarantees it for graphs whose records are all at most kDefaultHeapBytesPerRecord bytes): a reservation
+    // whose records fit the record list then fits the heap, so one 64-bit atomic on HalfHeader's adjacent heap_top and
+    // record_count reserves both, instead of a second atomic that waits for the first. Unset, the record count is taken
+    // only after the heap range fits.
+    bool heap_holds_record_list = false;
     // What BuiltIn ShaderIndexAMDX reads when set (tools and tests). Unset, as the layer leaves it: the running node's
     // NodeStaticInfo::shader_index, where the layer writes its index (VkPipelineShaderStageNodeCreateInfoAMDX::index
     // overriding the module's ShaderIndexAMDX), so that the nodes of an array share one lowered module.
