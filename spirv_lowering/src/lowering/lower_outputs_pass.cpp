@@ -344,7 +344,6 @@ class OutputHelpers {
                                                              e.U64(0), [&]() { return reserve_both(heap_total, record_total); });
                         const std::uint32_t first = e.HighU32(both);
                         e.Store(shared.heap_base, e.LowU32(both));
-                        e.Store(shared.heap_fits, e.U32(1));
                         e.Store(shared.record_base, first);
                         raise_level_pass_workgroups(first, record_total);
                         return;
@@ -371,8 +370,8 @@ class OutputHelpers {
                 if (stride != 0 && !merged) heap_ok = e.LogicalAnd(valid, heap_range_fits(heap_old, bytes));
                 records_added = e.SelectU32(heap_ok, count, e.U32(0));
                 // The workgroup's heap range does not fit (the half overflows; workgroup-uniform): only the lanes whose
-                // own range fits list records, so the record range is reserved again for just those.
-                const std::uint32_t overflowed = e.Equal(e.Load(ctx_.u32, shared.heap_fits), e.U32(0));
+                // own range fits list records, so the record range is reserved again for just those. Merged, it always fits.
+                const std::uint32_t overflowed = merged ? 0 : e.Equal(e.Load(ctx_.u32, shared.heap_fits), e.U32(0));
                 const std::uint32_t lane_records = merged ? local_records : b.IfValue(overflowed, ctx_.u32, local_records, [&]() {
                     b.If(leader, [&]() { e.Store(shared.records, e.U32(0)); });
                     e.WorkgroupBarrier();
