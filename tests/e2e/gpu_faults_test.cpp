@@ -41,6 +41,18 @@ std::vector<std::string> MessagesWithId(const MessageLog& log, const std::string
     return texts;
 }
 
+// Entry records (bases 0, 1000, 2000, ...) for uniform_allocate_array, and in `asked` the records their 7 x 36
+// invocations ask for (dtid % 3 each).
+std::vector<uint32_t> UniformAllocateEntries(uint32_t entries, uint32_t* asked) {
+    std::vector<uint32_t> bases(entries);
+    *asked = 0;
+    for (uint32_t i = 0; i < entries; ++i) {
+        bases[i] = 1000 * i;
+        for (uint32_t dtid = 0; dtid < 7 * 36; ++dtid) *asked += dtid % 3;
+    }
+    return bases;
+}
+
 #define EXPECT_CONTAINS(text, part) EXPECT_NE((text).find(part), std::string::npos) << "missing \"" << (part) << "\" in: " << (text)
 
 class GpuFaults : public GraphTest {
@@ -128,12 +140,8 @@ TEST_F(GpuFaults, HeapOverflowIsReportedAgainstTheTargetNodeWithTheExactCount) {
 // heap, none twice.
 TEST_F(GpuFaults, HeapOverflowOfPerWorkgroupReservationsIsCountedExactly) {
     constexpr uint32_t kEntries = 32;  // 32 x 252 invocations asking for 0 to 2 records: about 1 MiB of records
-    std::vector<uint32_t> bases(kEntries);
     uint32_t asked = 0;
-    for (uint32_t i = 0; i < kEntries; ++i) {
-        bases[i] = 1000 * i;
-        for (uint32_t dtid = 0; dtid < 7 * 36; ++dtid) asked += dtid % 3;
-    }
+    const std::vector<uint32_t> bases = UniformAllocateEntries(kEntries, &asked);
     TestBuffer& uav = Uav(8);
     ASSERT_NE(RunGraph(UniformAllocateArrayStages(), uav, {{"Entry", 0, kEntries, bases.data(), sizeof(uint32_t)}}), VK_NULL_HANDLE);
     const uint32_t* counts = uav.As<uint32_t>();
@@ -177,12 +185,8 @@ TEST_F(GpuFaults, RecordListOverflowOfOneAtomicReservationsFillsTheListExactly) 
 // list fills exactly, and every record asked for either runs or is reported dropped for the full list.
 TEST_F(GpuFaults, RecordListOverflowOfOneAtomicWorkgroupReservationsFillsTheListExactly) {
     constexpr uint32_t kEntries = 80;  // 80 x 252 invocations asking for 0 to 2 records: 20160 records
-    std::vector<uint32_t> bases(kEntries);
     uint32_t asked = 0;
-    for (uint32_t i = 0; i < kEntries; ++i) {
-        bases[i] = 1000 * i;
-        for (uint32_t dtid = 0; dtid < 7 * 36; ++dtid) asked += dtid % 3;
-    }
+    const std::vector<uint32_t> bases = UniformAllocateEntries(kEntries, &asked);
     TestBuffer& uav = Uav(8);
     ASSERT_NE(RunGraph(UniformAllocateArrayStages(1), uav, {{"Entry", 0, kEntries, bases.data(), sizeof(uint32_t)}}),
               VK_NULL_HANDLE);

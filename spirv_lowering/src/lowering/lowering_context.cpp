@@ -82,29 +82,23 @@ void Emitter::StoreScratchU32x4(std::uint32_t offset, std::array<std::uint32_t, 
     StoreAligned(pointer, Emit(Op::OpCompositeConstruct, vector, {words[0], words[1], words[2], words[3]}), 16);
 }
 
-std::uint32_t Emitter::AtomicScratch(Op op, std::uint32_t offset, std::uint32_t value) {
-    Instruction inst(op, ctx_.u32, module_.TakeNextId());
-    inst.AddId(ScratchPointer(offset))
-        .AddWord(U32(kScopeDevice), OperandKind::IdScope)
-        .AddWord(U32(0), OperandKind::IdMemorySemantics)
-        .AddId(value);
+std::uint32_t Emitter::Atomic(Op op, std::uint32_t type, std::uint32_t pointer, std::uint32_t scope, std::uint32_t value) {
+    Instruction inst(op, type, module_.TakeNextId());
+    inst.AddId(pointer).AddWord(U32(scope), OperandKind::IdScope).AddWord(U32(0), OperandKind::IdMemorySemantics).AddId(value);
     const std::uint32_t result = inst.result_id();
     out_->push_back(std::move(inst));
     return result;
+}
+
+std::uint32_t Emitter::AtomicScratch(Op op, std::uint32_t offset, std::uint32_t value) {
+    return Atomic(op, ctx_.u32, ScratchPointer(offset), kScopeDevice, value);
 }
 
 std::uint32_t Emitter::AtomicScratchU64(Op op, std::uint32_t offset, std::uint32_t value) {
     module_.AddCapability(Capability::Int64Atomics);
     const std::uint32_t pointer =
         Emit(Op::OpConvertUToPtr, types().GetPointer(StorageClass::PhysicalStorageBuffer, ctx_.u64), {ScratchAddress(offset)});
-    Instruction inst(op, ctx_.u64, module_.TakeNextId());
-    inst.AddId(pointer)
-        .AddWord(U32(kScopeDevice), OperandKind::IdScope)
-        .AddWord(U32(0), OperandKind::IdMemorySemantics)
-        .AddId(value);
-    const std::uint32_t result = inst.result_id();
-    out_->push_back(std::move(inst));
-    return result;
+    return Atomic(op, ctx_.u64, pointer, kScopeDevice, value);
 }
 
 std::uint32_t Emitter::PackU64(std::uint32_t low, std::uint32_t high) {
@@ -114,14 +108,7 @@ std::uint32_t Emitter::PackU64(std::uint32_t low, std::uint32_t high) {
 }
 
 std::uint32_t Emitter::AtomicWorkgroup(Op op, std::uint32_t pointer, std::uint32_t value) {
-    Instruction inst(op, ctx_.u32, module_.TakeNextId());
-    inst.AddId(pointer)
-        .AddWord(U32(kScopeWorkgroup), OperandKind::IdScope)
-        .AddWord(U32(0), OperandKind::IdMemorySemantics)
-        .AddId(value);
-    const std::uint32_t result = inst.result_id();
-    out_->push_back(std::move(inst));
-    return result;
+    return Atomic(op, ctx_.u32, pointer, kScopeWorkgroup, value);
 }
 
 std::uint32_t Emitter::SubgroupArithmetic(Op op, GroupOperation operation, std::uint32_t value) {

@@ -274,6 +274,8 @@ class Emitter {
     void StoreAligned(std::uint32_t pointer, std::uint32_t value, std::uint32_t alignment);
 
   private:
+    // A relaxed atomic `op` of result `type` on `pointer` at `scope` (a Scope value).
+    std::uint32_t Atomic(Op op, std::uint32_t type, std::uint32_t pointer, std::uint32_t scope, std::uint32_t value);
     // A uint32 GroupNonUniform arithmetic instruction (IAdd, UMax...) with the given group operation.
     std::uint32_t SubgroupArithmetic(Op op, GroupOperation operation, std::uint32_t value);
 
