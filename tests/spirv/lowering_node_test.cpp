@@ -482,6 +482,68 @@ TEST(LoweringFeatures, HeapHoldingTheRecordListReservesHeapAndRecordsWithOneAtom
     }
 }
 
+// Issue 7: what an allocation reads of scratch before it can reserve (the header's output-table offset, and the target of
+// an output that is not a node array) is loaded by the prologue, in the lowered entry function, before the node's own
+// code: at the allocation such a load waits behind the node's stores (a compiler cannot move it above a store that may
+// alias scratch), one more round trip to memory in every chain of dependent levels.
+TEST(LoweringFeatures, AllocationsFindTheirTableEntriesLoadedByThePrologue) {
+    const Module module = LoadCorpus("output_single_late_constants.spvasm");
+    const NodeInfo info = MustAnalyze(module, "main");
+    // Loads through PhysicalStorageBuffer pointers (scratch, and the input payload), in the lowered entry function (the
+    // prologue and the node's code) and in the others (allocations, the hand-off wrapper).
+    auto scratch_loads = [&info](const Lowered& lowered) {
+        std::pair<std::size_t, std::size_t> loads{0, 0};  // entry function, other functions
+        for (const Function& function : lowered.module.functions()) {
+            for (const BasicBlock& block : function.blocks) {
+                for (const Instruction& inst : block.instructions) {
+                    if (inst.opcode() != Op::OpLoad) continue;
+                    const Instruction* pointer = lowered.module.FindDef(inst.Word(0));
+                    const Instruction* pointer_type = pointer == nullptr ? nullptr : lowered.module.FindDef(pointer->type_id());
+                    if (pointer_type == nullptr || pointer_type->opcode() != Op::OpTypePointer ||
+                        pointer_type->Word(0) != static_cast<std::uint32_t>(StorageClass::PhysicalStorageBuffer)) {
+                        continue;
+                    }
+                    ++(function.result_id() == info.entry_point_id ? loads.first : loads.second);
+                }
+            }
+        }
+        return loads;
+    };
+    LoweringOptions options = MakeOptions(module, info);
+    ASSERT_EQ(options.output_table_length, (std::vector<std::uint32_t>{1}));
+    const Lowered sole_target = MustLower(module, info, options);
+    options.output_table_length = {2};  // as if the output were a node array of two: its entry depends on the index
+    const Lowered array_target = MustLower(module, info, options);
+    const auto [sole_in_entry, sole_elsewhere] = scratch_loads(sole_target);
+    const auto [array_in_entry, array_elsewhere] = scratch_loads(array_target);
+    EXPECT_EQ(sole_in_entry, array_in_entry + 1) << sole_target.text;
+    EXPECT_EQ(sole_elsewhere + 1, array_elsewhere) << sole_target.text;
+    // The header's output-table offset (GraphHeader::output_table_offset) is addressed in the entry function only.
+    for (const Lowered* lowered : {&sole_target, &array_target}) {
+        std::uint32_t offset_constant = 0;
+        for (const Instruction& inst : lowered->module.section(Section::kTypesValues)) {
+            if (inst.opcode() == Op::OpConstant && inst.Word(0) == offsetof(execgraph::runtime::GraphHeader, output_table_offset) &&
+                lowered->module.FindDef(inst.type_id())->opcode() == Op::OpTypeInt) {
+                offset_constant = inst.result_id();
+            }
+        }
+        ASSERT_NE(offset_constant, 0u);
+        std::size_t uses_in_entry = 0, uses_elsewhere = 0;
+        for (const Function& function : lowered->module.functions()) {
+            for (const BasicBlock& block : function.blocks) {
+                for (const Instruction& inst : block.instructions) {
+                    for (std::size_t w = 0; w < inst.OperandWordCount(); ++w) {
+                        if (inst.Word(w) != offset_constant) continue;
+                        ++(function.result_id() == info.entry_point_id ? uses_in_entry : uses_elsewhere);
+                    }
+                }
+            }
+        }
+        EXPECT_EQ(uses_in_entry, 1u) << lowered->text;
+        EXPECT_EQ(uses_elsewhere, 0u) << lowered->text;
+    }
+}
+
 TEST(LoweringFeatures, RecursionAndShaderIndexBuiltinsBecomePrivate) {
     for (const char* name : {"recursion_remaining_levels.spvasm", "shader_index_builtin.spvasm", "vkd3d_basic_recursion_recursive.spvasm"}) {
         SCOPED_TRACE(name);

@@ -411,7 +411,7 @@ TEST(LoweringPasses, RuntimeContextAddsAddressingPushConstantsAndPrivateContext)
     // Eleven Private context variables (scratch address, node index, output-table base + eight uint32 offsets/counts)
     // and the input-address helper.
     EXPECT_EQ(GlobalVariables(m, StorageClass::Private), private_before + 11);
-    for (std::uint32_t var : {ctx.var_scratch, ctx.var_node_index, ctx.var_output_table_base, ctx.var_input_half,
+    for (std::uint32_t var : {ctx.var_scratch, ctx.var_node_index, ctx.var_output_table_start, ctx.var_input_half,
                               ctx.var_output_half, ctx.var_records_offset, ctx.var_directory_offset, ctx.var_heap_offset,
                               ctx.var_directory_first, ctx.var_input_count, ctx.var_recursion_depth}) {
         ASSERT_NE(var, 0u);
@@ -843,6 +843,21 @@ TEST(LoweringPasses, LevelHandOffWrapsTheEntryPointAndCountsWorkgroupsInUniformC
     }
     EXPECT_EQ(wrapper_barriers, 2u);
     EXPECT_EQ(GlobalVariables(m, StorageClass::Workgroup), 1u);
+    // The header words the last workgroup needs (node count, node-table and statistics offsets, record capacity) are
+    // loaded before the count, so that its reads of the consumer's table entry wait for nothing but the count (issue 7).
+    std::size_t loads_before_count = 0;
+    bool counted = false;
+    for (const BasicBlock& block : wrapper_function->blocks) {
+        for (const Instruction& inst : block.instructions) {
+            counted |= inst.opcode() == Op::OpAtomicIAdd;
+            if (counted || inst.opcode() != Op::OpLoad) continue;
+            const Instruction* pointer = m.FindDef(inst.Word(0));
+            loads_before_count +=
+                pointer != nullptr && StorageOfPointer(m, pointer->type_id()) == StorageClass::PhysicalStorageBuffer;
+        }
+    }
+    EXPECT_TRUE(counted);
+    EXPECT_EQ(loads_before_count, 4u);
     pipeline.FinishAndValidate();
 }
 

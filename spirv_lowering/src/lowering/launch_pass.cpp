@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 // Per launch kind, the entry point's prologue (docs/design.md, "Lowered node semantics"):
 //   * reads the scratch address and the level's halves from the pushed NodePushContext, and the layout of a half from
-//     GraphHeader, into the Private context;
+//     GraphHeader, into the Private context, with what allocations read before they reserve (the output table's offset,
+//     the targets of outputs that are not node arrays; docs/design.md, "How a node receives its scheduler context");
 //   * picks this workgroup's / invocation's record(s) from the linear workgroup WorkgroupId.y * 65535 + WorkgroupId.x
 //     (kDispatchSplitWidth): static broadcast r = w / (gx*gy*gz) (of a whole dispatch group's directory range, whose
 //     entries name their member); dynamic broadcast: binary search of the directory for the last entry with
@@ -155,6 +156,12 @@ Result<bool> LaunchPass::Run(Module& module) {
     // The level's halves come pushed (NodePushContext), so the only header loads here are independent of each other.
     const std::uint32_t node_count = e.LoadScratchU32(e.U32(offsets::kHeaderNodeCount));
     const std::uint32_t record_capacity = e.LoadScratchU32(e.U32(offsets::kHeaderRecordCapacity));
+    // Loaded here, with the others, although only allocations use it: a node's own stores come before its allocations,
+    // and a compiler cannot move a load of scratch above a store that might alias it, so a load at the allocation would
+    // add a round trip to memory between the node's record and its reservation (a chain of single-record levels waits
+    // for every one). The header is not written while nodes run.
+    const std::uint32_t output_table_offset = e.LoadScratchU32(e.U32(offsets::kHeaderOutputTableOffset));
+    auto output_table_start = [&](std::uint32_t table_base) { return e.Add(output_table_offset, e.Mul(table_base, e.U32(4))); };
     const std::uint32_t input_half = e.LoadPushContextU32(PushContextMember::kInputHalfOffset);
     const std::uint32_t output_half = e.LoadPushContextU32(PushContextMember::kOutputHalfOffset);
     // Arrays inside a half: NodeState[node_count] at +16, records, directory, then the 16-byte aligned heap.
@@ -245,14 +252,16 @@ Result<bool> LaunchPass::Run(Module& module) {
     const std::uint32_t pushed_node = e.LoadPushContextU32(PushContextMember::kNodeIndex);
     const std::uint32_t pushed_table_base = e.LoadPushContextU32(PushContextMember::kOutputTableBase);
     e.Store(ctx_.var_node_index, pushed_node);
-    e.Store(ctx_.var_output_table_base, pushed_table_base);
+    e.Store(ctx_.var_output_table_start, output_table_start(pushed_table_base));
     // A dispatch-group dispatch (NodePushContext::output_table_base == kDispatchGroupMarker) runs the workgroups of every
     // member of the group that starts at node_index, one after the other (docs/design.md, "Dispatch groups").
     const std::uint32_t group_dispatch = e.Equal(pushed_table_base, e.U32(runtime::kDispatchGroupMarker));
     // A member of a group continues as that node: its graph index and its own output-table base.
     auto become_member = [&](std::uint32_t member) {
         e.Store(ctx_.var_node_index, member);
-        e.Store(ctx_.var_output_table_base, e.LoadScratchU32(e.Add(node_static_info_at(member), e.U32(offsets::kNodeStaticOutputTableBase))));
+        e.Store(
+            ctx_.var_output_table_start,
+            output_table_start(e.LoadScratchU32(e.Add(node_static_info_at(member), e.U32(offsets::kNodeStaticOutputTableBase)))));
     };
 
     std::uint32_t directory_first = 0;
@@ -390,6 +399,16 @@ Result<bool> LaunchPass::Run(Module& module) {
             case LaunchKind::kBroadcastStatic:
                 break;
         }
+    }
+    // Outputs that are not node arrays have one table entry: loaded now, for the reason output_table_offset is.
+    ctx_.var_sole_output_target.assign(ctx_.options.output_table_length.size(), 0);
+    for (std::size_t output = 0; output < ctx_.options.output_table_length.size(); ++output) {
+        if (ctx_.options.output_table_length[output] != 1) continue;
+        const std::uint32_t var = CreateGlobalVariable(module, ctx_, StorageClass::Private, ctx_.u32);
+        const std::uint32_t entry =
+            e.Add(e.LoadU32Var(ctx_.var_output_table_start), e.U32(ctx_.options.output_table_index[output] * 4));
+        e.Store(var, e.LoadScratchU32(entry));
+        ctx_.var_sole_output_target[output] = var;
     }
     e.Store(ctx_.var_directory_first, directory_first);
     e.Store(ctx_.var_input_count, input_count);

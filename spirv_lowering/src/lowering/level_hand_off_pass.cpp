@@ -32,6 +32,12 @@ Result<bool> LevelHandOffPass::Run(Module& module) {
         ctx_.info.launch == LaunchKind::kThread ? ctx_.options.thread_batch_size : local_size[0] * local_size[1] * local_size[2];
     if (invocations == 0) return Error{kNoWordOffset, "workgroup of 0 invocations"};
     const std::uint32_t is_last_workgroup = CreateGlobalVariable(module, ctx_, StorageClass::Workgroup, ctx_.u32);
+    // The header words the last workgroup's leader needs, loaded by every leader together with its count: then the last
+    // one's loads of the consumer's table entry and statistics wait for nothing but its count, not also for a load of
+    // the tables' offsets after it, and it prepares the next level one round trip to memory sooner.
+    const std::uint32_t node_table_offset = CreateGlobalVariable(module, ctx_, StorageClass::Private, ctx_.u32);
+    const std::uint32_t node_stats_offset = CreateGlobalVariable(module, ctx_, StorageClass::Private, ctx_.u32);
+    const std::uint32_t record_capacity = CreateGlobalVariable(module, ctx_, StorageClass::Private, ctx_.u32);
 
     FunctionBuilder b(module, ctx_);
     const std::uint32_t wrapper = b.DefineFunction(ctx_.void_type, {}, [&](std::span<const std::uint32_t>) {
@@ -51,7 +57,12 @@ Result<bool> LevelHandOffPass::Run(Module& module) {
             const std::uint32_t leader = e.Equal(local_index, e.U32(0));
             const std::uint32_t input_half = e.LoadU32Var(ctx_.var_input_half);
             const std::uint32_t output_half = e.LoadU32Var(ctx_.var_output_half);
+            // Every invocation clears node states if its workgroup is the last, so every one needs the node count.
+            const std::uint32_t node_count = e.LoadScratchU32(e.U32(offsets::kHeaderNodeCount));
             b.If(leader, [&]() {
+                e.Store(node_table_offset, e.LoadScratchU32(e.U32(offsets::kHeaderNodeTableOffset)));
+                e.Store(node_stats_offset, e.LoadScratchU32(e.U32(offsets::kHeaderNodeStatsOffset)));
+                e.Store(record_capacity, e.LoadScratchU32(e.U32(offsets::kHeaderRecordCapacity)));
                 const std::uint32_t done =
                     e.AtomicScratch(Op::OpAtomicIAdd, e.Add(input_half, e.U32(offsets::kHalfLevelPassDone)), e.U32(1));
                 const std::uint32_t launched =
@@ -69,10 +80,10 @@ Result<bool> LevelHandOffPass::Run(Module& module) {
                     // Every load and atomic read first, independent of each other, so that they overlap: a chain of
                     // single-record levels waits for this workgroup at every level.
                     const std::uint32_t state = node_state(output_half, consumer);
-                    const std::uint32_t info = e.Add(e.LoadScratchU32(e.U32(offsets::kHeaderNodeTableOffset)),
-                                                     e.Mul(consumer, e.U32(offsets::kNodeStaticInfoSize)));
-                    const std::uint32_t stats = e.Add(e.LoadScratchU32(e.U32(offsets::kHeaderNodeStatsOffset)),
-                                                      e.Mul(consumer, e.U32(offsets::kNodeStatsSize)));
+                    const std::uint32_t info =
+                        e.Add(e.LoadU32Var(node_table_offset), e.Mul(consumer, e.U32(offsets::kNodeStaticInfoSize)));
+                    const std::uint32_t stats =
+                        e.Add(e.LoadU32Var(node_stats_offset), e.Mul(consumer, e.U32(offsets::kNodeStatsSize)));
                     const std::uint32_t records =
                         e.AtomicScratch(Op::OpAtomicIAdd, e.Add(state, e.U32(offsets::kNodeStateRecordCount)), e.U32(0));
                     std::uint32_t heap_top = 0, record_top = 0;
@@ -94,7 +105,7 @@ Result<bool> LevelHandOffPass::Run(Module& module) {
                     const std::uint32_t grid_y = e.LoadScratchU32(e.Add(grid, e.U32(4)));
                     const std::uint32_t grid_z = e.LoadScratchU32(e.Add(grid, e.U32(8)));
                     const std::uint32_t launch = e.LoadScratchU32(e.Add(info, e.U32(offsets::kNodeStaticLaunch)));
-                    const std::uint32_t capacity = e.LoadScratchU32(e.U32(offsets::kHeaderRecordCapacity));
+                    const std::uint32_t capacity = e.LoadU32Var(record_capacity);
                     const std::uint32_t stats_records = e.Add(stats, e.U32(offsets::kNodeStatsRecords));
                     const std::uint32_t stats_dispatches = e.Add(stats, e.U32(offsets::kNodeStatsDispatches));
                     const std::uint32_t stats_workgroups = e.Add(stats, e.U32(offsets::kNodeStatsWorkgroups));
@@ -155,7 +166,6 @@ Result<bool> LevelHandOffPass::Run(Module& module) {
                 // at neighbouring addresses so that a subgroup's stores combine (as ClearNodeStates in scratch_layout.glsl;
                 // per field at the states' 48-byte stride, each store was a memory transaction of its own).
                 static_assert(offsets::kHalfNodes % 16 == 0 && offsets::kNodeStateSize % 16 == 0);
-                const std::uint32_t node_count = e.LoadScratchU32(e.U32(offsets::kHeaderNodeCount));
                 const std::uint32_t vectors = e.Mul(node_count, e.U32(offsets::kNodeStateSize / 16));
                 const std::uint32_t rounds = e.Div(e.Add(vectors, e.U32(invocations - 1)), e.U32(invocations));
                 const std::uint32_t states = e.Add(input_half, e.U32(offsets::kHalfNodes));

@@ -142,9 +142,8 @@ class OutputHelpers {
 
     // Address of entry `index` (< the table's length) of the output's table.
     std::uint32_t TableEntry(Emitter& e, std::uint32_t output, std::uint32_t index) {
-        const std::uint32_t table = e.LoadScratchU32(e.U32(offsets::kHeaderOutputTableOffset));
-        return e.Add(table, e.Mul(e.Add(index, e.Add(e.LoadU32Var(ctx_.var_output_table_base), e.U32(ctx_.options.output_table_index[output]))),
-                                  e.U32(4)));
+        return e.Add(e.LoadU32Var(ctx_.var_output_table_start),
+                     e.Mul(e.Add(index, e.U32(ctx_.options.output_table_index[output])), e.U32(4)));
     }
 
     // Looks up entry `index` of the output's table: returns (valid, target) with target 0 when invalid.
@@ -152,7 +151,9 @@ class OutputHelpers {
         const std::uint32_t length = ctx_.options.output_table_length[output];
         if (length == 0) return {e.Bool(false), e.U32(0)};
         const std::uint32_t in_range = e.Less(index, e.U32(length));
-        const std::uint32_t raw = e.LoadScratchU32(TableEntry(e, output, e.SelectU32(in_range, index, e.U32(0))));
+        const std::uint32_t sole = output < ctx_.var_sole_output_target.size() ? ctx_.var_sole_output_target[output] : 0;
+        const std::uint32_t raw =
+            sole != 0 ? e.LoadU32Var(sole) : e.LoadScratchU32(TableEntry(e, output, e.SelectU32(in_range, index, e.U32(0))));
         const std::uint32_t valid = e.LogicalAnd(in_range, e.NotEqual(raw, e.U32(runtime::kInvalidNode)));
         return {valid, e.SelectU32(valid, raw, e.U32(0))};
     }

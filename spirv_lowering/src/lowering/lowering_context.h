@@ -137,7 +137,12 @@ struct LoweringContext {
     // Private variables filled by the prologue (all uint32 offsets are bytes from the scratch base unless noted).
     std::uint32_t var_scratch = 0;            // uint64 scratch base address
     std::uint32_t var_node_index = 0;         // this node's graph index (NodePushContext::node_index)
-    std::uint32_t var_output_table_base = 0;  // first output-table entry of this node (NodePushContext::output_table_base)
+    // Scratch offset of this node's first output-table entry: GraphHeader::output_table_offset + 4 *
+    // NodePushContext::output_table_base (NodeStaticInfo::output_table_base for a dispatch group's member).
+    std::uint32_t var_output_table_start = 0;
+    // Per output whose table has one entry (not a node array): that entry, the target's graph index or kInvalidNode,
+    // loaded by the prologue (LaunchPass); 0 for other outputs.
+    std::vector<std::uint32_t> var_sole_output_target;
     std::uint32_t var_input_half = 0;         // offset of the input half
     std::uint32_t var_output_half = 0;        // offset of the output half
     std::uint32_t var_records_offset = 0;     // RecordEntry list, from a half's start

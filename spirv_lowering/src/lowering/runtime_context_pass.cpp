@@ -157,7 +157,7 @@ Result<bool> RuntimeContextPass::Run(Module& module) {
 
     // Private context, written by the prologue (LaunchPass) before any lowered instruction can run.
     ctx_.var_scratch = CreateGlobalVariable(module, ctx_, StorageClass::Private, ctx_.u64);
-    for (std::uint32_t* var : {&ctx_.var_node_index, &ctx_.var_output_table_base, &ctx_.var_input_half, &ctx_.var_output_half,
+    for (std::uint32_t* var : {&ctx_.var_node_index, &ctx_.var_output_table_start, &ctx_.var_input_half, &ctx_.var_output_half,
                                &ctx_.var_records_offset, &ctx_.var_directory_offset, &ctx_.var_heap_offset,
                                &ctx_.var_directory_first, &ctx_.var_input_count, &ctx_.var_recursion_depth}) {
         *var = CreateGlobalVariable(module, ctx_, StorageClass::Private, ctx_.u32);
