@@ -42,6 +42,25 @@ TEST_F(Outputs, NodeArrayWithRuntimeIndex) {
     ExpectUav(uav, expected);
 }
 
+// A node array whose members are listed out of order, so that their graph nodes are not consecutive: every record
+// still reaches the member its index names (the output table maps array index to graph node; NodeArrayWithRuntimeIndex
+// has consecutive members), so nothing may assume that member i is the first member's graph node + i.
+TEST_F(Outputs, NodeArrayOfNonConsecutiveGraphNodesWithRuntimeIndex) {
+    struct Rec {
+        uint32_t node_idx, value;
+    };
+    const std::vector<Rec> records = {{2, 10}, {0, 100}, {3, 1000}, {2, 7}, {1, 5}};
+    std::vector<NodeStage> stages = {{ReadCorpus("output_node_array_runtime_index"), "main", "Entry"}};
+    for (uint32_t i : {2u, 0u, 3u, 1u}) stages.push_back({ReadModule("array_sink"), "main", "B", i});
+    TestBuffer& uav = Uav(64);
+    RunGraph(stages, uav, {{"Entry", 0, static_cast<uint32_t>(records.size()), records.data(), sizeof(Rec)}});
+    std::vector<uint32_t> expected;
+    for (const Rec& r : records) {
+        for (uint32_t t = 0; t < 8; ++t) AddToSink(expected, r.node_idx, r.value + t);
+    }
+    ExpectUav(uav, expected);
+}
+
 // Nodes made from one module share one lowered pipeline (each gets its graph index and output-table base in its push
 // constants): four Entry[i] nodes, each with its own table for the output array B, and four B[i] sinks that each report
 // their own ShaderIndexAMDX. Eight nodes, two lowered pipelines, and the CPU reference results.
