@@ -493,6 +493,63 @@ TEST(DirectLevels, BetweenLevelsWithLevelPasses) {
     ExpectSameWithAndWithoutDirectLevels(stages, {{{"Entry", 0, 7, words.data(), 4}}}, {{7, 7, 7, 14, 14, 14}});
 }
 
+// Levels whose nodes are members of one dispatch group of static broadcast nodes (here node arrays L<l>[0..3] of one
+// module, 1x1x1 grids): each level is one group dispatch, and each workgroup finds its member in its directory entry.
+// Every member writes its index where its chain's record says and moves the chain on to the next member, so a record
+// run by the wrong member, or twice, or not at all, changes the UAV; the statistics (records, dispatches and workgroups
+// per member) must not depend on the direct-levels setting. Six chains give some members two records; two chains leave
+// half the members of every level without one.
+TEST(DirectLevels, ChainOfStaticBroadcastNodeArrays) {
+    constexpr uint32_t kWidth = 4, kLevels = 5, kChains = 6;
+    std::vector<NodeStage> stages;
+    std::vector<std::string> names;  // NodeStage::node_name points into it
+    for (uint32_t level = 0; level < kLevels; ++level) names.push_back("L" + std::to_string(level));
+    for (uint32_t level = 0; level < kLevels; ++level) {
+        std::string text = ReadModule("array_chain_step");
+        auto replace_all = [&text](const std::string& from, const std::string& to) {
+            for (size_t at = text.find(from); at != std::string::npos; at = text.find(from, at + to.size())) text.replace(at, from.size(), to);
+        };
+        replace_all("@NEXT@", "L" + std::to_string(level + 1));
+        replace_all("@WIDTH@", std::to_string(kWidth));
+        replace_all("@CHAINS@", std::to_string(kChains));
+        std::istringstream lines(text);
+        std::string line, kept;
+        while (std::getline(lines, line)) {
+            if (line.rfind("@O@", 0) == 0) {
+                if (level + 1 == kLevels) continue;
+                line.erase(0, 3);
+            }
+            kept += line + "\n";
+        }
+        for (uint32_t member = 0; member < kWidth; ++member) {
+            stages.push_back({kept, "main", names[level].c_str(), member});
+        }
+    }
+    // Chain c enters at member c % kWidth, and each level moves it to the next member.
+    struct Rec {
+        uint32_t chain, level;
+    };
+    std::vector<std::vector<Rec>> entry_records(kWidth);
+    for (uint32_t chain = 0; chain < kChains; ++chain) entry_records[chain % kWidth].push_back({chain, 0});
+    auto dispatch_of = [&](uint32_t chains) {
+        std::vector<DirectLevelsEntry> entries;
+        for (uint32_t member = 0; member < kWidth && member < chains; ++member) {
+            const uint32_t count = static_cast<uint32_t>(std::count_if(entry_records[member].begin(), entry_records[member].end(),
+                                                                        [chains](const Rec& r) { return r.chain < chains; }));
+            entries.push_back({"L0", member, count, entry_records[member].data(), sizeof(Rec)});
+        }
+        return entries;
+    };
+    auto expected_for = [&](uint32_t chains) {
+        std::vector<uint32_t> uav(kLevels * kChains, 0);
+        for (uint32_t level = 0; level < kLevels; ++level) {
+            for (uint32_t chain = 0; chain < chains; ++chain) uav[level * kChains + chain] = (chain + level) % kWidth + 1;
+        }
+        return uav;
+    };
+    ExpectSameWithAndWithoutDirectLevels(stages, {dispatch_of(kChains), dispatch_of(2)}, {expected_for(kChains), expected_for(2)});
+}
+
 // A level that launches no workgroup although it has records (dynamic grids of 0) has no last workgroup to prepare the
 // direct level after it. Its level pass clears its own half, which level 2 (T -> {U, V}: a level pass again) reads:
 // D's records must not be found there a second time (the statistics would count them twice). The next dispatch in the
