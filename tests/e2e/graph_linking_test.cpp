@@ -4,6 +4,7 @@
 // shaders are generated from a small description, so each test spells out only the graph's shape.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <cstring>
 #include <optional>
@@ -507,7 +508,8 @@ TEST(DirectLevels, ChainOfStaticBroadcastNodeArrays) {
     for (uint32_t level = 0; level < kLevels; ++level) {
         std::string text = ReadModule("array_chain_step");
         auto replace_all = [&text](const std::string& from, const std::string& to) {
-            for (size_t at = text.find(from); at != std::string::npos; at = text.find(from, at + to.size())) text.replace(at, from.size(), to);
+            for (size_t at = text.find(from); at != std::string::npos; at = text.find(from, at + to.size()))
+                text.replace(at, from.size(), to);
         };
         replace_all("@NEXT@", "L" + std::to_string(level + 1));
         replace_all("@WIDTH@", std::to_string(kWidth));
@@ -535,7 +537,7 @@ TEST(DirectLevels, ChainOfStaticBroadcastNodeArrays) {
         std::vector<DirectLevelsEntry> entries;
         for (uint32_t member = 0; member < kWidth && member < chains; ++member) {
             const uint32_t count = static_cast<uint32_t>(std::count_if(entry_records[member].begin(), entry_records[member].end(),
-                                                                        [chains](const Rec& r) { return r.chain < chains; }));
+                                                                       [chains](const Rec& r) { return r.chain < chains; }));
             entries.push_back({"L0", member, count, entry_records[member].data(), sizeof(Rec)});
         }
         return entries;

@@ -408,7 +408,7 @@ TEST(LoweringPasses, RuntimeContextAddsAddressingPushConstantsAndPrivateContext)
         EXPECT_EQ(OffsetOf(m, block, member), std::optional<std::uint32_t>(pipeline.options().context_offset + kPushContextOffsets[member]))
             << member;
     }
-    // Eleven Private context variables (scratch address, node index, output-table base + eight uint32 offsets/counts)
+    // Eleven Private context variables (scratch address, node index, output-table start + eight uint32 offsets/counts)
     // and the input-address helper.
     EXPECT_EQ(GlobalVariables(m, StorageClass::Private), private_before + 11);
     for (std::uint32_t var : {ctx.var_scratch, ctx.var_node_index, ctx.var_output_table_start, ctx.var_input_half,
