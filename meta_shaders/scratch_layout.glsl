@@ -82,7 +82,7 @@ const uint kNodeStaticInfoShaderIndexOffset = 48u;
 const uint kNodeStaticInfoOutputTableBaseOffset = 52u;
 const uint kNodeStaticInfoDispatchGroupFirstOffset = 56u;
 const uint kNodeStaticInfoDispatchGroupSizeOffset = 60u;
-const uint kHalfHeaderSize = 16u;
+const uint kHalfHeaderSize = 128u;  // kHalfHeaderBytes
 const uint kHalfHeaderHeapTopOffset = 0u;
 const uint kHalfHeaderRecordCountOffset = 4u;
 const uint kHalfHeaderLevelPassDoneOffset = 8u;
@@ -185,6 +185,7 @@ layout(buffer_reference, std430, buffer_reference_align = 8) buffer Half {
     uint record_count;
     uint level_pass_done;  // workgroups of the fused level pass (level.comp) or the finish pass (finish.comp) that finished
     uint level_pass_workgroups;
+    uint half_header_padding[kHalfHeaderSize / 4u - 4u];  // HalfHeader::padding: the counters' own L2 line
     NodeState nodes[];
 };
 
@@ -210,7 +211,7 @@ layout(buffer_reference, std430, buffer_reference_align = 16) buffer Directory {
     DirectoryEntry entries[];
 };
 
-// A half's NodeState[node_count] as 16-byte vectors: the array starts 16 bytes into a 64-byte aligned half and
+// A half's NodeState[node_count] as 16-byte vectors: the array starts 128 bytes into a 64-byte aligned half and
 // kNodeStateSize is a multiple of 16 (static_asserts after HalfHeader and NodeState in scratch_layout.h).
 layout(buffer_reference, std430, buffer_reference_align = 16) buffer NodeStateVectors {
     uvec4 v[];
@@ -224,7 +225,7 @@ layout(buffer_reference, std430, buffer_reference_align = 4) buffer Words {
 
 // Where the parts of half `h` start, in bytes from the scratch base. The HalfHeader comment in scratch_layout.h fixes
 // the order: NodeState[node_count], RecordEntry[record_capacity], DirectoryEntry[record_capacity], heap. Since
-// sizeof(HalfHeader) = 16 and every element size is a multiple of 16, the heap stays 16-byte aligned when the half is.
+// sizeof(HalfHeader) = 128 and every element size is a multiple of 16, the heap stays 16-byte aligned when the half is.
 uint HalfNodesOffset(GraphHeader header, uint h) {
     return header.half_offset[h] + kHalfHeaderSize;
 }

@@ -129,6 +129,9 @@ struct NodeStaticInfo {
 };
 static_assert(sizeof(NodeStaticInfo) == 64);
 
+// sizeof(HalfHeader): one L2 line of counters (see its padding).
+inline constexpr uint32_t kHalfHeaderBytes = 128;
+
 // Start of each half. Producers (nodes of level L, or the entry pass) write the half that is not input_half.
 struct HalfHeader {
     uint32_t heap_top;      // bytes allocated in this half's heap (atomic bump)
@@ -140,9 +143,14 @@ struct HalfHeader {
     // that the pass runs one workgroup per that many records (at least one; the scheduler launches enough for a full
     // record list and the others return at once).
     uint32_t level_pass_workgroups;
+    // The counters above take one atomic from every producing workgroup or subgroup of a level. Padded to a whole L2
+    // line (128 bytes on the GPUs measured), they share no line with the NodeState array, whose words the level's
+    // other atomics hit: packed (16 bytes), the fan-out rows ran 4 to 6% slower on an H200 (docs/performance.md).
+    uint32_t padding[kHalfHeaderBytes / 4 - 4];
     // followed by: NodeState nodes[node_count]; RecordEntry records[record_capacity];
     //              DirectoryEntry directory[record_capacity]; heap bytes[heap_capacity] (16-byte aligned)
 };
+static_assert(sizeof(HalfHeader) == kHalfHeaderBytes);
 // Halves start 64-byte aligned (ScratchPlan), so the NodeState array starts 16-byte aligned and is cleared in 16-byte
 // stores (ClearNodeStates in meta_shaders/scratch_layout.glsl, the lowered level hand-off).
 static_assert(sizeof(HalfHeader) % 16 == 0);
