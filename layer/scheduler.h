@@ -21,11 +21,13 @@
 //                 C     -> C read/write        before scatter
 //                 C     -> C read/write        before write_args
 //                 C     -> C read/write | I    before the node dispatches
-//   C|I                 -> C read/write        before the finish pass (recorded with a leftover check or a report slot)
+//   C|I                 -> C read/write        before the finish pass (recorded with a leftover check, or with a report
+//                                              slot that the last level's preparer cannot write: RecordDispatch)
 //   C|I|T writes        -> C read/write        at the end: the spec's graph dispatch accesses scratch in the compute stage
-//                          (| HOST read)       with a report slot: the finish pass's ring writes, made available to the host
-// So a dispatch of L fused levels, D of them direct, records 2 + 2L - D + 2 barriers (one fewer with neither a leftover
-// check nor a report).
+//                          (| HOST read)       with a report slot: the ring writes (finish pass or preparer), made available
+//                                              to the host
+// So a dispatch of L fused levels, D of them direct, records 2 + 2L - D + 2 barriers, one fewer without a finish pass
+// (no leftover check, and either no report or one written by the pass that prepares the last level).
 // The begin pair stays: the begin writes are transfers, which neither the application's barriers (the spec has it
 // synchronise scratch in the compute stage, and a semaphore wait on COMPUTE_SHADER does not hold back transfers) nor the
 // previous dispatch's end barrier (whose second scope is the compute stage) order, and the entry pass reads them.
@@ -161,9 +163,10 @@ struct GraphPlan {
 };
 
 // Where a dispatch's report goes (layer/dispatch_reports.h: DispatchReporter::Reserve hands these out): a slot of a
-// host-visible ring, written by the finish pass through a buffer device address. Slot layout: the serial (one uint32_t,
-// written last, after everything else is in place), GraphHeader at kReportSlotHeaderOffset, then NodeStats[stats_count]
-// at kReportSlotStatsOffset.
+// host-visible ring, written through a buffer device address by the finish pass or, where the last level's nodes have
+// no outputs, by the meta pass that prepares that level (RecordDispatch; meta_shaders/level_common.glsl, WriteReport).
+// Slot layout: the serial (one uint32_t, written last, after everything else is in place), GraphHeader at
+// kReportSlotHeaderOffset, then NodeStats[stats_count] at kReportSlotStatsOffset.
 struct ReportSlot {
     VkDeviceAddress address = 0;  // 16-byte aligned; 0: no report
     uint32_t serial = 0;          // nonzero
@@ -173,7 +176,7 @@ struct ReportSlot {
     // 14 µs for 1024 nodes on an H100.
     bool stats_only_on_drops = false;
 };
-inline constexpr VkDeviceSize kReportSlotHeaderOffset = 16;  // keep in sync with meta_shaders/finish.comp
+inline constexpr VkDeviceSize kReportSlotHeaderOffset = 16;  // keep in sync with meta_shaders/level_common.glsl
 inline constexpr VkDeviceSize kReportSlotStatsOffset = kReportSlotHeaderOffset + sizeof(runtime::GraphHeader);
 inline constexpr VkDeviceSize ReportSlotSize(uint32_t stats_count) {
     return (kReportSlotStatsOffset + VkDeviceSize(stats_count) * sizeof(runtime::NodeStats) + 15) / 16 * 16;
@@ -193,7 +196,7 @@ struct DispatchOptions {
     // so that debuggers show the graph as named compute dispatches. Only when the application enabled VK_EXT_debug_utils
     // on its instance (the label commands are not valid otherwise) and the dispatch table has both label commands.
     bool debug_labels = false;
-    // Where the finish pass writes this dispatch's GraphHeader and NodeStats (address 0: nowhere).
+    // Where the dispatch writes its GraphHeader and NodeStats (address 0: nowhere).
     ReportSlot report;
     // Run the plan's direct levels without a level pass (GraphPlan::direct_level_consumer); false: every level has one
     // (the `direct_levels` setting, for comparisons and as a way around a suspected problem).
@@ -256,9 +259,9 @@ class SchedulerRecorder {
                                   std::span<const runtime::NodeStaticInfo> nodes, std::span<const uint32_t> output_table);
 
     // vkCmdDispatchGraph*AMDX: begin (header, counters, staged entries), the entry pass, then per level the level pass
-    // (or prepare -> scatter -> write_args) -> node dispatches, then the finish pass (leftover check, report). The
-    // header's status, counters and high-water marks and the NodeStats array are reset at the start of each dispatch, so
-    // after it they describe this dispatch alone.
+    // (or prepare -> scatter -> write_args) -> node dispatches, then the finish pass (leftover check, report) where one is
+    // needed. The header's status, counters and high-water marks and the NodeStats array are reset at the start of each
+    // dispatch, so after it they describe this dispatch alone.
     RecordResult RecordDispatch(VkCommandBuffer cmd, const ScratchBinding& scratch, const GraphPlan& plan,
                                 const EntrySource& entries, const DispatchOptions& options = {});
 

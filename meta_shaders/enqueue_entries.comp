@@ -109,8 +109,16 @@ void main() {
         s_last = gl_NumWorkGroups.x == 1u || atomicAdd(half0.level_pass_done, 1u) == gl_NumWorkGroups.x - 1u;
     }
     barrier();
-    if (!s_last || gl_LocalInvocationIndex != 0u) return;
-    memoryBarrierBuffer();
-    PrepareDirectLevel(pc.scratch, header, table, half0, 0u, consumer, 0u);
-    half0.level_pass_done = 0u;  // every other workgroup has counted; level 0's nodes count here next
+    if (!s_last) return;
+    if (gl_LocalInvocationIndex == 0u) {
+        memoryBarrierBuffer();
+        PrepareDirectLevel(pc.scratch, header, table, half0, 0u, consumer, 0u);
+        half0.level_pass_done = 0u;  // every other workgroup has counted; level 0's nodes count here next
+    }
+    // A direct level 0 that is the only level, without a finish pass: its nodes have no outputs, so with its statistics
+    // written the report is final (as in level.comp).
+    if (header.report_slot != 0ul && header.report_level == 0u) {
+        WriteReport(pc.scratch, header, header.report_slot, header.report_serial, header.report_stats,
+                    gl_WorkGroupSize.x);
+    }
 }

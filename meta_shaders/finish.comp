@@ -1,13 +1,13 @@
 // Finish pass: the one pass after the last level of a graph dispatch (docs/design.md, "One graph dispatch", step 4),
-// recorded when there is a leftover check to make or a report to write (layer/scheduler.h, ReportSlot).
+// recorded when there is a leftover check to make, or a report to write that the pass preparing the last level does not
+// write itself (layer/scheduler.cpp, RecordDispatch; layer/scheduler.h, ReportSlot).
 //
 // 1. Leftover check (`leftover_check`): records the last level wrote have no level left to run them
 //    (maxExecutionGraphDepth); issue "Robustness" asks for them to be counted and flagged, per node that would have
 //    consumed them, at level `level` (the level count, one past the last level that ran). Entries past the capacity were
 //    counted by producers, and producers only count the records they delivered.
-// 2. Report (`report_slot` != 0): copies NodeStats[report_stats] (unless kStatsOnlyOnDrops and nothing was dropped)
-//    and then the GraphHeader into the slot of the layer's host-visible ring, and writes the slot's serial last, so that
-//    a host that sees the serial sees the data (layer/dispatch_reports.cpp).
+// 2. Report (`report_slot` != 0): WriteReport (level_common.glsl) copies NodeStats and the GraphHeader into the slot
+//    of the layer's host-visible ring and writes the slot's serial last (layer/dispatch_reports.cpp).
 //
 // Grid-stride over the nodes for the leftover check. The header and the statistics collect every workgroup's drops, so
 // the last workgroup to finish (a device-scope counter in the written half's HalfHeader, as in level.comp: zero between
@@ -17,7 +17,7 @@
 // and the serial follows a fence and a workgroup barrier after the last header word.
 #version 460
 #extension GL_GOOGLE_include_directive : require
-#include "scratch_layout.glsl"
+#include "level_common.glsl"
 
 layout(local_size_x = 256) in;
 
@@ -28,20 +28,8 @@ layout(push_constant) uniform Params {
     uint leftover_check;   // nonzero: count the records the last level wrote
     uint report_serial;    // written to the slot's first word last; nonzero
     uint report_stats;     // NodeStats copied into the slot: node_count, or 0 for a header-only report; with
-                           // kStatsOnlyOnDrops set, only when the header shows dropped work
+                           // kReportStatsOnlyOnDrops set, only when the header shows dropped work
 } pc;
-
-const uint kStatsOnlyOnDrops = 0x80000000u;  // keep in sync with layer/scheduler.cpp
-
-// Keep in sync with kReportSlot*Offset in layer/scheduler.h.
-const uint kSlotSerialWord = 0u;
-const uint kSlotHeaderWord = 16u / 4u;
-const uint kSlotStatsWord = kSlotHeaderWord + kGraphHeaderSize / 4u;
-const uint kNodeStatsWords = kNodeStatsSize / 4u;
-
-layout(buffer_reference, std430, buffer_reference_align = 4) coherent buffer CoherentWords {
-    uint w[];
-};
 
 shared bool s_last;
 
@@ -51,9 +39,6 @@ void main() {
     const uint node_count = header.node_count;
     Half written = HalfAt(pc.scratch, header, pc.level & 1u);
     const bool report = pc.report_slot != 0ul;
-    const uint stats_count = min(pc.report_stats & ~kStatsOnlyOnDrops, node_count);
-    CoherentWords stats = CoherentWords(pc.scratch + header.node_stats_offset);
-    Words slot = Words(pc.report_slot);
 
     const uint invocations = gl_NumWorkGroups.x * gl_WorkGroupSize.x;
     if (pc.leftover_check != 0u) {
@@ -78,16 +63,5 @@ void main() {
         }
         written.level_pass_done = 0u;  // every other workgroup has counted
     }
-    if (!report) return;
-    memoryBarrierBuffer();
-    barrier();
-    CoherentWords header_words = CoherentWords(pc.scratch);
-    const bool dropped = header_words.w[kGraphHeaderStatusFlagsOffset / 4u] != 0u || header_words.w[kGraphHeaderDroppedRecordsOffset / 4u] != 0u;
-    if ((pc.report_stats & kStatsOnlyOnDrops) == 0u || dropped) {
-        for (uint i = t; i < stats_count * kNodeStatsWords; i += gl_WorkGroupSize.x) slot.w[kSlotStatsWord + i] = stats.w[i];
-    }
-    for (uint i = t; i < kGraphHeaderSize / 4u; i += gl_WorkGroupSize.x) slot.w[kSlotHeaderWord + i] = header_words.w[i];
-    memoryBarrierBuffer();
-    barrier();
-    if (t == 0u) slot.w[kSlotSerialWord] = pc.report_serial;
+    if (report) WriteReport(pc.scratch, header, pc.report_slot, pc.report_serial, pc.report_stats, gl_WorkGroupSize.x);
 }

@@ -46,10 +46,6 @@ layout(push_constant) uniform Params {
 const uint kMaxNodes = 2048u;
 const uint kMaxSharingNodes = 64u;
 
-layout(buffer_reference, std430, buffer_reference_align = 4) coherent buffer CoherentWords {
-    uint w[];
-};
-
 shared uint s_end[kMaxNodes];  // inclusive prefix sum of the input counts: node n's range is [s_end[n-1], s_end[n])
                                // (later reused for the exclusive prefix sum of the workgroup counts)
 shared uint s_total[kMaxNodes];  // last workgroup: the workgroups each node needs at this level
@@ -306,6 +302,9 @@ void main() {
     Half input_half = HalfAt(pc.scratch, header, h);
     Half output_half = HalfAt(pc.scratch, header, 1u - h);
     NodeTable table = NodeTable(pc.scratch + header.node_table_offset);
+    // Read with the other header words rather than at the end, where the load would sit on the level's critical path.
+    const bool writes_report = header.report_level == pc.level;
+    const uint64_t report_slot = header.report_slot;
 
     // The workgroups that take part: as many as the producers asked for (HalfHeader::level_pass_workgroups, one per
     // GraphHeader::level_pass_records_per_workgroup records), at least one, at most as many as were launched; the rest
@@ -479,5 +478,11 @@ void main() {
             input_half.record_count = 0u;
             input_half.level_pass_workgroups = 0u;
         }
+    }
+    // Where the scheduler records no finish pass, the pass of the last level writes the report: that level's nodes have
+    // no outputs (else there would be a leftover check), so they cannot drop anything, and with this level's statistics
+    // and arguments written the report is final. The header's words are uniform across the workgroup.
+    if (writes_report && report_slot != 0ul) {
+        WriteReport(pc.scratch, header, report_slot, header.report_serial, header.report_stats, gl_WorkGroupSize.x);
     }
 }

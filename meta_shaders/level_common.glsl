@@ -5,6 +5,46 @@
 
 #include "scratch_layout.glsl"
 
+// 32-bit words read through a coherent reference: other workgroups' writes, made visible by their memoryBarrierBuffer()
+// before the hand-off counter they incremented (the layer does not enable vulkanMemoryModel).
+layout(buffer_reference, std430, buffer_reference_align = 4) coherent buffer CoherentWords {
+    uint w[];
+};
+
+// The dispatch's report (layer/scheduler.h, ReportSlot; layer/dispatch_reports.cpp reads it): NodeStats[stats_count]
+// (stats_field's low bits; with kReportStatsOnlyOnDrops, only when the header shows dropped work), then the GraphHeader,
+// then the serial, last, after a fence, so that a host that sees the serial sees the rest. Made by one workgroup, all of
+// whose invocations call it (it has workgroup barriers), once every write of the dispatch that the report holds is in
+// scratch and visible to it: the finish pass's last workgroup, or the last workgroup of the pass that prepares the last
+// level when that level's nodes have no outputs (so cannot drop anything) and the scheduler records no finish pass.
+const uint kReportStatsOnlyOnDrops = 0x80000000u;  // keep in sync with kStatsOnlyOnDrops in layer/scheduler.cpp
+// Keep in sync with kReportSlot*Offset in layer/scheduler.h.
+const uint kReportSlotSerialWord = 0u;
+const uint kReportSlotHeaderWord = 16u / 4u;
+const uint kReportSlotStatsWord = kReportSlotHeaderWord + kGraphHeaderSize / 4u;
+
+// `invocations` is the caller's gl_WorkGroupSize.x: this file is included before the shaders declare local_size, and
+// glslang 12 folds a gl_WorkGroupSize read here to (1, 1, 1) without a word. That made every invocation copy the whole
+// report to host memory, one word per loop step, and cost about 10 µs per graph dispatch on an H200 (docs/performance.md).
+void WriteReport(uint64_t scratch, GraphHeader header, uint64_t slot_address, uint serial, uint stats_field, uint invocations) {
+    const uint t = gl_LocalInvocationIndex;
+    memoryBarrierBuffer();
+    barrier();
+    CoherentWords header_words = CoherentWords(scratch);
+    CoherentWords stats = CoherentWords(scratch + header.node_stats_offset);
+    Words slot = Words(slot_address);
+    const uint stats_count = min(stats_field & ~kReportStatsOnlyOnDrops, header_words.w[kGraphHeaderNodeCountOffset / 4u]);
+    const bool dropped = header_words.w[kGraphHeaderStatusFlagsOffset / 4u] != 0u ||
+                         header_words.w[kGraphHeaderDroppedRecordsOffset / 4u] != 0u;
+    if ((stats_field & kReportStatsOnlyOnDrops) == 0u || dropped) {
+        for (uint i = t; i < stats_count * (kNodeStatsSize / 4u); i += invocations) slot.w[kReportSlotStatsWord + i] = stats.w[i];
+    }
+    for (uint i = t; i < kGraphHeaderSize / 4u; i += invocations) slot.w[kReportSlotHeaderWord + i] = header_words.w[i];
+    memoryBarrierBuffer();
+    barrier();
+    if (t == 0u) slot.w[kReportSlotSerialWord] = serial;
+}
+
 // Workgroups each record of static broadcast node `node` launches. Validated at pipeline creation against
 // maxExecutionGraphWorkgroups.
 uint StaticGridWorkgroups(NodeTable table, uint node) {

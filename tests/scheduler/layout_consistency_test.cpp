@@ -166,7 +166,11 @@ TEST(LayoutConsistency, GlslStructsMatchTheCppStructs) {
     expected_header->direct_level_consumer[0] = 25;
     expected_header->direct_level_consumer[kMaxLevels - 1] = 26;
     expected_header->reserved[0] = 20;
-    expected_header->reserved[9] = 21;
+    expected_header->reserved[4] = 21;
+    expected_header->report_slot = 0x0123456789ABCDEFull;
+    expected_header->report_serial = 27;
+    expected_header->report_stats = 28;
+    expected_header->report_level = 29;
     reinterpret_cast<NodeStats*>(expected.data() + 3072)[1] = NodeStats{501, 502, 503, 504, 505, 506, {507, 508}};
     reinterpret_cast<NodeStaticInfo*>(expected.data() + 256)[1] =
         NodeStaticInfo{101, 102, {103, 104, 105}, 106, 107, 108, 109, 110, 111, 112, 113, 114, 115, 116};

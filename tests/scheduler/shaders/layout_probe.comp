@@ -37,7 +37,11 @@ void main() {
     header.direct_level_consumer[0] = 25u;
     header.direct_level_consumer[kMaxLevels - 1u] = 26u;
     header.header_reserved[0] = 20u;
-    header.header_reserved[9] = 21u;
+    header.header_reserved[4] = 21u;
+    header.report_slot = 0x0123456789ABCDEFul;
+    header.report_serial = 27u;
+    header.report_stats = 28u;
+    header.report_level = 29u;
     header.level_pass_records_per_workgroup = 22u;
 
     NodeTable table = NodeTable(pc.out_base + 256ul);

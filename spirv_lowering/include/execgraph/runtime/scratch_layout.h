@@ -84,7 +84,14 @@ struct GraphHeader {
     // direct level (no level pass: the last workgroup of level L - 1 prepares it), else kInvalidNode. Written at the
     // start of every dispatch.
     uint32_t direct_level_consumer[32];
-    uint32_t reserved[10];
+    // The dispatch's report (layer/scheduler.h, ReportSlot) when the pass that prepares level `report_level` writes it
+    // instead of a finish pass (WriteReport in meta_shaders/level_common.glsl): the ring slot's address (0: none), its
+    // serial, and the NodeStats it takes (count, | kStatsOnlyOnDrops). Written at the start of every dispatch.
+    uint64_t report_slot;
+    uint32_t report_serial;
+    uint32_t report_stats;
+    uint32_t report_level;
+    uint32_t reserved[5];
 };
 static_assert(sizeof(GraphHeader) == 256);
 // maxExecutionGraphDepth as advertised: a graph has at most this many levels (GraphHeader::direct_level_consumer).
