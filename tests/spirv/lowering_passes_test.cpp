@@ -843,12 +843,15 @@ TEST(LoweringPasses, LevelHandOffWrapsTheEntryPointAndCountsWorkgroupsInUniformC
     }
     EXPECT_EQ(wrapper_barriers, 2u);
     EXPECT_EQ(GlobalVariables(m, StorageClass::Workgroup), 1u);
-    // The header words the last workgroup needs (node count, node-table and statistics offsets, record capacity) are
-    // loaded before the count, so that its reads of the consumer's table entry wait for nothing but the count (issue 7).
+    // The header words the last workgroup needs (the level's launched workgroups, node count, node-table and statistics
+    // offsets, record capacity) are loaded before the count, so that its reads of the consumer's table entry wait for
+    // nothing but the count (issue 7).
     std::size_t loads_before_count = 0;
     bool counted = false;
+    const BasicBlock* count_block = nullptr;
     for (const BasicBlock& block : wrapper_function->blocks) {
         for (const Instruction& inst : block.instructions) {
+            if (!counted && inst.opcode() == Op::OpAtomicIAdd) count_block = &block;
             counted |= inst.opcode() == Op::OpAtomicIAdd;
             if (counted || inst.opcode() != Op::OpLoad) continue;
             const Instruction* pointer = m.FindDef(inst.Word(0));
@@ -857,7 +860,10 @@ TEST(LoweringPasses, LevelHandOffWrapsTheEntryPointAndCountsWorkgroupsInUniformC
         }
     }
     EXPECT_TRUE(counted);
-    EXPECT_EQ(loads_before_count, 4u);
+    EXPECT_EQ(loads_before_count, 5u);
+    // A level of one workgroup takes no count: the atomic sits in a block of its own, which holds neither barrier.
+    ASSERT_NE(count_block, nullptr);
+    for (const Instruction& inst : count_block->instructions) EXPECT_NE(inst.opcode(), Op::OpControlBarrier);
     pipeline.FinishAndValidate();
 }
 

@@ -51,7 +51,20 @@ Result<bool> LevelHandOffPass::Run(Module& module) {
         const std::uint32_t consumer = e.LoadPushContextU32(PushContextMember::kNextLevelConsumer);
         // Push constants: the condition is uniform across the workgroup, so the barriers inside are too.
         b.If(e.NotEqual(consumer, e.U32(runtime::kInvalidNode)), [&]() {
-            e.DeviceMemoryBarrier();
+            // What the preparer of level L launched (written before this dispatch's barrier, so a plain load). Loaded
+            // before the fence so that its round trip overlaps the fence's.
+            const std::uint32_t launched =
+                e.LoadScratchU32(e.Add(e.U32(offsets::kHeaderLevelWorkgroups), e.Mul(input_index, e.U32(4))));
+            // A level of one workgroup (a chain step: about 0.8 µs of each of its levels on an H200, docs/performance.md)
+            // is its own last workgroup: no count to take. The fence orders this workgroup's writes before its count for
+            // the last workgroup's reads; with one invocation as well, there is nobody else's write to order (the leader
+            // reads back only its own atomics, and level L + 1 is ordered by the scheduler's barrier), so it goes too.
+            const std::uint32_t counted = e.NotEqual(launched, e.U32(1));
+            if (invocations == 1) {
+                b.If(counted, [&]() { e.DeviceMemoryBarrier(); });
+            } else {
+                e.DeviceMemoryBarrier();
+            }
             e.WorkgroupBarrier();
             const std::uint32_t local_index = e.Load(ctx_.u32, ctx_.builtin_local_invocation_index);
             const std::uint32_t leader = e.Equal(local_index, e.U32(0));
@@ -63,11 +76,12 @@ Result<bool> LevelHandOffPass::Run(Module& module) {
                 e.Store(node_table_offset, e.LoadScratchU32(e.U32(offsets::kHeaderNodeTableOffset)));
                 e.Store(node_stats_offset, e.LoadScratchU32(e.U32(offsets::kHeaderNodeStatsOffset)));
                 e.Store(record_capacity, e.LoadScratchU32(e.U32(offsets::kHeaderRecordCapacity)));
-                const std::uint32_t done =
-                    e.AtomicScratch(Op::OpAtomicIAdd, e.Add(input_half, e.U32(offsets::kHalfLevelPassDone)), e.U32(1));
-                const std::uint32_t launched =
-                    e.LoadScratchU32(e.Add(e.U32(offsets::kHeaderLevelWorkgroups), e.Mul(input_index, e.U32(4))));
-                e.Store(is_last_workgroup, e.SelectU32(e.Equal(done, e.Sub(launched, e.U32(1))), e.U32(1), e.U32(0)));
+                e.Store(is_last_workgroup, e.U32(1));
+                b.If(counted, [&]() {
+                    const std::uint32_t done =
+                        e.AtomicScratch(Op::OpAtomicIAdd, e.Add(input_half, e.U32(offsets::kHalfLevelPassDone)), e.U32(1));
+                    e.Store(is_last_workgroup, e.SelectU32(e.Equal(done, e.Sub(launched, e.U32(1))), e.U32(1), e.U32(0)));
+                });
             });
             e.WorkgroupBarrier();
             // No second fence: what other workgroups of the level wrote, the last one reads with atomics (the counters),
