@@ -103,15 +103,16 @@ void main() {
     // workgroup of this pass prepares it. The condition is a header value, uniform across the workgroup.
     const uint consumer = header.direct_level_consumer[0];
     if (consumer >= node_count) return;
-    memoryBarrierBuffer();
+    const bool alone = gl_NumWorkGroups.x == 1u;
+    FenceBeforeCount(alone);
     barrier();
     if (gl_LocalInvocationIndex == 0u) {
-        s_last = gl_NumWorkGroups.x == 1u || atomicAdd(half0.level_pass_done, 1u) == gl_NumWorkGroups.x - 1u;
+        s_last = alone || atomicAdd(half0.level_pass_done, 1u) == gl_NumWorkGroups.x - 1u;
     }
     barrier();
     if (!s_last) return;
     if (gl_LocalInvocationIndex == 0u) {
-        memoryBarrierBuffer();
+        if (!alone) memoryBarrierBuffer();
         PrepareDirectLevel(pc.scratch, header, table, half0, 0u, consumer, 0u);
         half0.level_pass_done = 0u;  // every other workgroup has counted; level 0's nodes count here next
     }

@@ -14,7 +14,8 @@
 // passes, reset by whoever counted last) copies it. Without the Vulkan memory model (the layer does not enable
 // vulkanMemoryModel) every invocation fences its stores with memoryBarrierBuffer() before its workgroup increments the
 // counter, the last workgroup fences after seeing the final count and reads the header through a coherent reference,
-// and the serial follows a fence and a workgroup barrier after the last header word.
+// and the serial follows a fence and a workgroup barrier after the last header word. A single workgroup needs neither
+// the counter nor device-scope fences before the copy (FenceBeforeCount in level_common.glsl).
 #version 460
 #extension GL_GOOGLE_include_directive : require
 #include "level_common.glsl"
@@ -48,14 +49,15 @@ void main() {
         }
     }
 
-    // The last workgroup to get here finishes the dispatch.
-    memoryBarrierBuffer();
+    // The last workgroup to get here finishes the dispatch. A single workgroup is the last one without the device-scope
+    // hand-off and its fences.
+    const bool alone = gl_NumWorkGroups.x == 1u;
+    FenceBeforeCount(alone);
     barrier();
-    // A single workgroup is the last one without the device-scope hand-off.
-    if (t == 0u) s_last = gl_NumWorkGroups.x == 1u || atomicAdd(written.level_pass_done, 1u) == gl_NumWorkGroups.x - 1u;
+    if (t == 0u) s_last = alone || atomicAdd(written.level_pass_done, 1u) == gl_NumWorkGroups.x - 1u;
     barrier();
     if (!s_last) return;
-    memoryBarrierBuffer();
+    if (!alone) memoryBarrierBuffer();
     if (t == 0u) {
         if (pc.leftover_check != 0u) {
             atomicMax(header.heap_high_water, written.heap_top);

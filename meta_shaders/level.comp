@@ -21,7 +21,7 @@
 // Visibility without the Vulkan memory model (the layer does not enable vulkanMemoryModel): every invocation fences its
 // stores with memoryBarrierBuffer() before its workgroup increments the counter, and the last workgroup fences after
 // seeing the final count and reads what other workgroups wrote (cursors, directory entries) through coherent
-// references or atomics.
+// references or atomics. Where one workgroup takes part, workgroup-scope fences do (FenceBeforeCount).
 #version 460
 #extension GL_GOOGLE_include_directive : require
 #extension GL_KHR_shader_subgroup_basic : require
@@ -361,14 +361,15 @@ void main() {
         }
     }
 
-    // The last workgroup to get here finishes the level.
-    memoryBarrierBuffer();
+    // The last workgroup to get here finishes the level. A single workgroup is the last one without the device-scope
+    // hand-off (a round trip to L2 in every small level) and without device-scope fences.
+    const bool alone = workgroups == 1u;
+    FenceBeforeCount(alone);
     barrier();
-    // A single workgroup is the last one without the device-scope hand-off (a round trip to L2 in every small level).
-    if (t == 0u) s_last = workgroups == 1u || atomicAdd(input_half.level_pass_done, 1u) == workgroups - 1u;
+    if (t == 0u) s_last = alone || atomicAdd(input_half.level_pass_done, 1u) == workgroups - 1u;
     barrier();
     if (!s_last) return;
-    memoryBarrierBuffer();
+    if (!alone) memoryBarrierBuffer();
     if (!scatters) level_records = ScanInputCounts(input_half, table, node_count);
     const uint list_directory_node =
         SoleConsumer(records, table, node_count, level_records, record_count, min(s_sharing_count, kMaxSharingNodes));

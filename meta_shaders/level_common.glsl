@@ -28,7 +28,9 @@ const uint kReportSlotStatsWord = kReportSlotHeaderWord + kGraphHeaderSize / 4u;
 // report to host memory, one word per loop step, and cost about 10 µs per graph dispatch on an H200 (docs/performance.md).
 void WriteReport(uint64_t scratch, GraphHeader header, uint64_t slot_address, uint serial, uint stats_field, uint invocations) {
     const uint t = gl_LocalInvocationIndex;
-    memoryBarrierBuffer();
+    // What other workgroups wrote is visible to this one already (the caller's hand-off); what this workgroup wrote
+    // needs to be visible to its own invocations only.
+    groupMemoryBarrier();
     barrier();
     CoherentWords header_words = CoherentWords(scratch);
     CoherentWords stats = CoherentWords(scratch + header.node_stats_offset);
@@ -43,6 +45,19 @@ void WriteReport(uint64_t scratch, GraphHeader header, uint64_t slot_address, ui
     memoryBarrierBuffer();
     barrier();
     if (t == 0u) slot.w[kReportSlotSerialWord] = serial;
+}
+
+// The fence before a workgroup counts itself done in a hand-off (level, entry and finish passes): it makes the
+// invocation's buffer writes visible to whichever workgroup finishes last. Where one workgroup takes part it is that
+// workgroup, so workgroup scope is enough, which need not wait for the writes to reach L2 (the barrier() that follows
+// makes them visible to the workgroup's other invocations). The last workgroup's own fence after the count is then not
+// needed either: the caller skips it where `alone`.
+void FenceBeforeCount(bool alone) {
+    if (alone) {
+        groupMemoryBarrier();
+    } else {
+        memoryBarrierBuffer();
+    }
 }
 
 // Workgroups each record of static broadcast node `node` launches. Validated at pipeline creation against
