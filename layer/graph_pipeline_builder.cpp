@@ -303,7 +303,8 @@ void GraphPipeline::BuildDispatchPlan() {
     dispatch_plan.nodes.reserve(nodes.size());
     for (uint32_t n = 0; n < nodes.size(); ++n) {
         dispatch_plan.nodes.push_back({nodes[n].pipeline, lowered_layout, context_offset, nodes[n].info.input_record.size,
-                                       static_infos[n].shares_input_with, node_labels ? &(*node_labels)[n] : nullptr,
+                                       static_infos[n].record_stride, static_infos[n].shares_input_with,
+                                       static_infos[n].is_api_entry != 0, node_labels ? &(*node_labels)[n] : nullptr,
                                        !nodes[n].info.outputs.empty(), nodes[n].output_table_base, ReadsRecordList(nodes[n].info),
                                        StaticGridWorkgroups(nodes[n].info)});
     }

@@ -19,6 +19,7 @@ ShaderCode CodeOf(MetaShader shader) {
         case MetaShader::kScatter:
             return {meta_shaders::kScatterSpv, &meta_shaders::kScatterSpvWords};
         case MetaShader::kLevel:
+        case MetaShader::kLevelZeroFromHost:
             return {meta_shaders::kLevelSpv, &meta_shaders::kLevelSpvWords};
         case MetaShader::kFinish:
             return {meta_shaders::kFinishSpv, &meta_shaders::kFinishSpvWords};
@@ -86,10 +87,17 @@ VkResult MetaPipelines::Get(MetaShader shader, VkPipeline* pipeline) {
     pipeline_info.stage.stage = VK_SHADER_STAGE_COMPUTE_BIT;
     pipeline_info.stage.module = module;
     pipeline_info.stage.pName = "main";
-    // level.comp's workgroup size is its specialization constant 0 (local_size_x_id); the other meta shaders have none.
-    const VkSpecializationMapEntry workgroup_size_entry{0, 0, sizeof(uint32_t)};
-    const VkSpecializationInfo level_specialization{1, &workgroup_size_entry, sizeof(uint32_t), &level_workgroup_size_};
-    if (shader == MetaShader::kLevel) pipeline_info.stage.pSpecializationInfo = &level_specialization;
+    // level.comp's workgroup size is its specialization constant 0 (local_size_x_id), and constant 1 switches on the
+    // initialization check of a host-written level 0; the other meta shaders have none.
+    const struct {
+        uint32_t workgroup_size;
+        VkBool32 checks_initialization;
+    } level_constants{level_workgroup_size_, shader == MetaShader::kLevelZeroFromHost ? VK_TRUE : VK_FALSE};
+    const VkSpecializationMapEntry level_entries[] = {{0, 0, sizeof(uint32_t)}, {1, sizeof(uint32_t), sizeof(VkBool32)}};
+    const VkSpecializationInfo level_specialization{2, level_entries, sizeof(level_constants), &level_constants};
+    if (shader == MetaShader::kLevel || shader == MetaShader::kLevelZeroFromHost) {
+        pipeline_info.stage.pSpecializationInfo = &level_specialization;
+    }
     pipeline_info.layout = layout;
     VkPipeline created = VK_NULL_HANDLE;
     result = dispatch_->CreateComputePipelines(device_, VK_NULL_HANDLE, 1, &pipeline_info, nullptr, &created);

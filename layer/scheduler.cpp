@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstddef>
 #include <cstring>
+#include <optional>
 #include <span>
 #include <utility>
 
@@ -43,6 +44,7 @@ struct LevelParams {
     uint32_t level;
     uint32_t has_dispatch_groups;
     uint32_t shared_counts;  // scatter with per-node counts in shared memory (level.comp, ScatterWithSharedCounts)
+    uint32_t graph_tag;      // level 0 checks that scratch was initialized for this graph (level.comp)
 };
 struct FinishParams {
     uint64_t scratch;
@@ -148,6 +150,87 @@ StagedEntries StageEntries(const EntrySource& source, const GraphPlan& plan, VkD
         std::memcpy(staged.bytes.data() + infos_start + i * sizeof(VkDispatchGraphInfoAMDX), &device_info, sizeof(device_info));
     }
     return staged;
+}
+
+// Level 0 of a vkCmdDispatchGraphAMDX written by the host (docs/design.md, "One graph dispatch", step 2): what the entry
+// pass would leave in half 0, laid out at record time, so that the dispatch needs neither the entry pass nor its barrier
+// (about 5 µs of every such dispatch on an H200, docs/performance.md). The host knows every entry record, and half 0's
+// HalfHeader, NodeStates and record list are contiguous, so the begin transfers write them with one vkCmdUpdateBuffer in
+// place of the fill that cleared them, and the payloads with a second one into half 0's heap in place of the staging
+// copy. Records are placed in info order, which is one of the orders the entry pass's atomics could give.
+struct HostLevelZero {
+    std::vector<uint8_t> half;  // HalfHeader, NodeState[node_count], RecordEntry[records], from GraphHeader::half_offset[0]
+    std::vector<uint8_t> heap;  // the records' payloads, from half 0's heap
+};
+
+// Each of the two writes stays within one vkCmdUpdateBuffer (its limit is 64 KiB): the data travels inside the command
+// buffer. The NodeStates, which the fill would clear for free, are kept smaller: on an H200 writing the 49 KiB of them
+// of a 1025-node graph took 1.6 µs longer than clearing them and running the entry pass, where 3 and 12 KiB were as
+// fast as the fill, and 1024 entry records with 16 KiB of payloads took 27 µs less than the entry pass
+// (docs/performance.md).
+constexpr size_t kHostLevelZeroMaxBytes = 65536;
+constexpr size_t kHostLevelZeroMaxStateBytes = 16384;
+
+// Returns nothing where the entry pass must run instead: an info it would drop (unknown or non-entry node, which the
+// layer rejects before recording but the scheduler's own callers may pass), records that do not fit the half (the entry
+// pass reports the overflow) or more than kHostLevelZeroMaxBytes (kHostLevelZeroMaxStateBytes of NodeStates) to write.
+std::optional<HostLevelZero> LayOutHostLevelZero(const VkDispatchGraphCountInfoAMDX& count_info, const GraphPlan& plan,
+                                                 const ScratchLayout& layout, uint32_t records_per_level_pass_workgroup) {
+    const uint32_t node_count = plan.node_count();
+    const size_t states_end = sizeof(HalfHeader) + size_t(node_count) * sizeof(NodeState);
+    if (states_end > kHostLevelZeroMaxStateBytes) return std::nullopt;
+    const auto* infos = static_cast<const uint8_t*>(count_info.infos.hostAddress);
+    // First pass: check and size, so that nothing is allocated for a set the entry pass takes.
+    uint64_t records = 0, heap_bytes = 0;
+    for (uint32_t i = 0; i < count_info.count; ++i) {
+        VkDispatchGraphInfoAMDX info;
+        std::memcpy(&info, infos + size_t(i) * count_info.stride, sizeof(info));
+        if (info.payloadCount == 0) continue;
+        // The entry pass's `dispatchable` (meta_shaders/enqueue_entries.comp, facts §12.3).
+        if (info.nodeIndex >= node_count || !plan.nodes[info.nodeIndex].is_api_entry ||
+            plan.nodes[info.nodeIndex].shares_input_with != kInvalidNode || info.payloads.hostAddress == nullptr) {
+            return std::nullopt;
+        }
+        const NodeDispatchPlan& node = plan.nodes[info.nodeIndex];
+        const uint32_t record_stride = std::max(node.record_stride, AlignUp4(node.payload_size));
+        records += info.payloadCount;
+        // Whole 16-byte units per record, as the entry pass and lowered allocations take them.
+        heap_bytes += uint64_t(info.payloadCount) * ((record_stride + 15u) & ~15u);
+    }
+    if (records > layout.record_capacity || heap_bytes > layout.heap_capacity ||
+        states_end + records * sizeof(runtime::RecordEntry) > kHostLevelZeroMaxBytes || heap_bytes > kHostLevelZeroMaxBytes) {
+        return std::nullopt;
+    }
+    HostLevelZero level;
+    level.half.assign(states_end + size_t(records) * sizeof(runtime::RecordEntry), 0);
+    level.heap.assign(size_t(heap_bytes), 0);
+    auto* half = reinterpret_cast<HalfHeader*>(level.half.data());
+    auto* states = reinterpret_cast<NodeState*>(level.half.data() + sizeof(HalfHeader));
+    auto* entries = reinterpret_cast<runtime::RecordEntry*>(level.half.data() + states_end);
+    uint32_t slot = 0, heap_top = 0;
+    for (uint32_t i = 0; i < count_info.count; ++i) {
+        VkDispatchGraphInfoAMDX info;
+        std::memcpy(&info, infos + size_t(i) * count_info.stride, sizeof(info));
+        if (info.payloadCount == 0) continue;
+        const NodeDispatchPlan& node = plan.nodes[info.nodeIndex];
+        const uint32_t record_bytes = (std::max(node.record_stride, AlignUp4(node.payload_size)) + 15u) & ~15u;
+        const auto* payloads = static_cast<const uint8_t*>(info.payloads.hostAddress);
+        for (uint32_t p = 0; p < info.payloadCount; ++p) {
+            if (node.payload_size != 0) {
+                std::memcpy(level.heap.data() + heap_top, payloads + size_t(p) * info.payloadStride, node.payload_size);
+            }
+            // Entry records start a chain: recursion depth 0.
+            entries[slot++] = runtime::RecordEntry{heap_top, 0, info.nodeIndex, 0};
+            heap_top += record_bytes;
+        }
+        states[info.nodeIndex].record_count += info.payloadCount;
+    }
+    half->heap_top = heap_top;
+    half->record_count = slot;
+    // One level-pass workgroup per records_per_level_pass_workgroup records, as the entry pass asks for them.
+    const uint32_t per_workgroup = std::max(records_per_level_pass_workgroup, 1u);
+    half->level_pass_workgroups = std::min((slot + per_workgroup - 1) / per_workgroup, runtime::kDispatchSplitWidth);
+    return level;
 }
 
 // The GraphHeader fields that depend on the scratch size (everything but magic, graph_tag and the counters the meta
@@ -433,10 +516,18 @@ RecordResult SchedulerRecorder::RecordDispatch(VkCommandBuffer cmd, const Scratc
     const bool report_by_preparer = report.address != 0 && !leftover_check && fused && !plan.levels.empty() &&
                                     (!is_direct(last_level) || last_level == 0);
     const bool finish_pass = leftover_check || (report.address != 0 && !report_by_preparer);
+    // Host entries become level 0 directly (HostLevelZero) where a level pass prepares that level (a direct level 0 is
+    // prepared by the entry pass's last workgroup) and they fit; else they are staged for the entry pass.
+    std::optional<HostLevelZero> host_level_zero;
+    if (entries.kind == EntrySource::Kind::kHostInfos && fused && !plan.levels.empty() && !is_direct(0)) {
+        host_level_zero = LayOutHostLevelZero(entries.count_info, plan, *layout, level_pass_records_per_workgroup_);
+    }
     VkPipeline enqueue = VK_NULL_HANDLE, prepare = VK_NULL_HANDLE, scatter = VK_NULL_HANDLE, write_args = VK_NULL_HANDLE,
-               level_pass = VK_NULL_HANDLE, finish = VK_NULL_HANDLE;
-    const std::pair<MetaShader, VkPipeline*> fused_pipelines[] = {
-        {MetaShader::kEnqueueEntries, &enqueue}, {MetaShader::kLevel, &level_pass}, {MetaShader::kFinish, &finish}};
+               level_pass = VK_NULL_HANDLE, level_zero_pass = VK_NULL_HANDLE, finish = VK_NULL_HANDLE;
+    const std::pair<MetaShader, VkPipeline*> fused_pipelines[] = {{MetaShader::kEnqueueEntries, &enqueue},
+                                                                  {MetaShader::kLevel, &level_pass},
+                                                                  {MetaShader::kLevelZeroFromHost, &level_zero_pass},
+                                                                  {MetaShader::kFinish, &finish}};
     const std::pair<MetaShader, VkPipeline*> split_pipelines[] = {{MetaShader::kEnqueueEntries, &enqueue},
                                                                   {MetaShader::kPrepare, &prepare},
                                                                   {MetaShader::kScatter, &scatter},
@@ -445,6 +536,8 @@ RecordResult SchedulerRecorder::RecordDispatch(VkCommandBuffer cmd, const Scratc
     for (auto [shader, pipeline] : fused ? std::span<const std::pair<MetaShader, VkPipeline*>>(fused_pipelines)
                                          : std::span<const std::pair<MetaShader, VkPipeline*>>(split_pipelines)) {
         if (shader == MetaShader::kFinish && !finish_pass) continue;
+        if (shader == MetaShader::kEnqueueEntries && host_level_zero) continue;
+        if (shader == MetaShader::kLevelZeroFromHost && !host_level_zero) continue;
         const VkResult created = pipelines_->Get(shader, pipeline);
         if (created != VK_SUCCESS) {
             result.result = created;
@@ -453,17 +546,19 @@ RecordResult SchedulerRecorder::RecordDispatch(VkCommandBuffer cmd, const Scratc
         }
     }
 
-    // 1. Begin (transfers). Half 1's heap is free until level 0's nodes write it, so host entries are staged there.
+    // 1. Begin (transfers). Host entries for the entry pass are staged in half 1's heap, free until level 0's nodes write
+    // it.
     const VkDeviceAddress staging = scratch.address + layout->HeapOffset(1);
     StagedEntries staged;
     VkDeviceAddress count_info_address = entries.count_info_address;
     uint32_t entry_workgroups = kDeviceCountEntryWorkgroups;
-    if (entries.kind != EntrySource::Kind::kDeviceCountInfo) {
+    if (entries.kind != EntrySource::Kind::kDeviceCountInfo && !host_level_zero) {
         staged = StageEntries(entries, plan, staging, layout->heap_capacity);
         count_info_address = staging;
         entry_workgroups = std::clamp(staged.count, 1u, kMaxEntryWorkgroups);
     }
     result.host_dropped_records = staged.dropped;
+    result.host_wrote_level_zero = host_level_zero.has_value();
     const VkPipelineLayout meta_layout = pipelines_->layout();
 
     Barrier(cmd, kPriorStages, VK_ACCESS_2_SHADER_STORAGE_WRITE_BIT, VK_PIPELINE_STAGE_2_TRANSFER_BIT, VK_ACCESS_2_TRANSFER_WRITE_BIT);
@@ -505,16 +600,29 @@ RecordResult SchedulerRecorder::RecordDispatch(VkCommandBuffer cmd, const Scratc
                          stats.size() * sizeof(stats[0]));
         }
     }
-    for (uint32_t half = 0; half < 2; ++half) {
+    // Both halves' counters start cleared; a host-written half 0 is written whole instead (the regions of transfers
+    // between two barriers must not overlap).
+    for (uint32_t half = host_level_zero ? 1 : 0; half < 2; ++half) {
         dispatch_->CmdFillBuffer(cmd, scratch.buffer, scratch.offset + layout->half_offset[half],
                                  sizeof(HalfHeader) + VkDeviceSize(node_count) * sizeof(NodeState), 0);
+    }
+    if (host_level_zero) {
+        UpdateBuffer(cmd, scratch.buffer, scratch.offset + layout->half_offset[0], host_level_zero->half.data(),
+                     host_level_zero->half.size());
+        if (!host_level_zero->heap.empty()) {
+            UpdateBuffer(cmd, scratch.buffer, scratch.offset + layout->HeapOffset(0), host_level_zero->heap.data(),
+                         host_level_zero->heap.size());
+        }
     }
     if (!staged.bytes.empty()) UpdateBuffer(cmd, scratch.buffer, scratch.offset + layout->HeapOffset(1), staged.bytes.data(), staged.bytes.size());
     Barrier(cmd, VK_PIPELINE_STAGE_2_TRANSFER_BIT, VK_ACCESS_2_TRANSFER_WRITE_BIT, VK_PIPELINE_STAGE_2_COMPUTE_SHADER_BIT, kShaderReadWrite);
 
-    // 2. Entries into half 0.
-    const EnqueueParams enqueue_params{scratch.address, count_info_address, plan.graph_tag, 0};
-    RunMeta(cmd, enqueue, meta_layout, &enqueue_params, sizeof(enqueue_params), entry_workgroups);
+    // 2. Entries into half 0, unless the begin transfers wrote them: then level 0's pass follows the begin barrier, and
+    // checks that scratch was initialized for this graph as the entry pass would have.
+    if (!host_level_zero) {
+        const EnqueueParams enqueue_params{scratch.address, count_info_address, plan.graph_tag, 0};
+        RunMeta(cmd, enqueue, meta_layout, &enqueue_params, sizeof(enqueue_params), entry_workgroups);
+    }
 
     // 3. Levels. Level L reads half L % 2 (the entry pass wrote half 0) and writes the other.
     const bool labels =
@@ -548,11 +656,15 @@ RecordResult SchedulerRecorder::RecordDispatch(VkCommandBuffer cmd, const Scratc
                     kShaderReadWrite | VK_ACCESS_2_INDIRECT_COMMAND_READ_BIT);
         } else {
             // The previous step's writes (entry pass or nodes), and its indirect reads of the args this level's pass clears.
-            Barrier(cmd, kPriorStages, VK_ACCESS_2_SHADER_STORAGE_WRITE_BIT, VK_PIPELINE_STAGE_2_COMPUTE_SHADER_BIT, kShaderReadWrite);
+            // Level 0 written by the begin transfers follows their barrier.
+            if (level != 0 || !host_level_zero) {
+                Barrier(cmd, kPriorStages, VK_ACCESS_2_SHADER_STORAGE_WRITE_BIT, VK_PIPELINE_STAGE_2_COMPUTE_SHADER_BIT, kShaderReadWrite);
+            }
             if (fused) {
                 // Enough workgroups for a full record list; those past what the producers asked for return at once.
-                const LevelParams level_params{scratch.address, input_half, level, has_dispatch_groups, shared_counts};
-                RunMeta(cmd, level_pass, meta_layout, &level_params, sizeof(level_params), level_workgroups);
+                const LevelParams level_params{scratch.address, input_half, level, has_dispatch_groups, shared_counts, plan.graph_tag};
+                RunMeta(cmd, level == 0 && host_level_zero ? level_zero_pass : level_pass, meta_layout, &level_params,
+                        sizeof(level_params), level_workgroups);
             } else {
                 RecordSplitLevelPasses(cmd, plan, scratch.address, input_half, level, {prepare, scatter, write_args, meta_layout},
                                        scatter_workgroups);

@@ -9,7 +9,8 @@
 //
 // Barriers of one dispatch (global memory barriers; "C" = COMPUTE_SHADER, "I" = DRAW_INDIRECT, "T" = TRANSFER):
 //   C|I writes          -> T write             before the begin transfers (the previous use of this scratch)
-//   T write             -> C read/write        before the entry pass
+//   T write             -> C read/write        before the entry pass (or before level 0's level pass, where the begin
+//                                              transfers wrote level 0's records: vkCmdDispatchGraphAMDX, no entry pass)
 //   per level L, fused (GraphPlan::UsesFusedLevelPass; one meta dispatch):
 //                 C|I   -> C read/write        before the level pass (nodes' outputs; WAR on the output half's args it clears)
 //                 C     -> C read/write | I    before the node dispatches (INDIRECT_COMMAND_READ of NodeState.dispatch)
@@ -27,10 +28,12 @@
 //                          (| HOST read)       with a report slot: the ring writes (finish pass or preparer), made available
 //                                              to the host
 // So a dispatch of L fused levels, D of them direct, records 2 + 2L - D + 2 barriers, one fewer without a finish pass
-// (no leftover check, and either no report or one written by the pass that prepares the last level).
+// (no leftover check, and either no report or one written by the pass that prepares the last level), and one fewer where
+// the host wrote level 0 (level 0's pass follows the begin barrier).
 // The begin pair stays: the begin writes are transfers, which neither the application's barriers (the spec has it
 // synchronise scratch in the compute stage, and a semaphore wait on COMPUTE_SHADER does not hold back transfers) nor the
-// previous dispatch's end barrier (whose second scope is the compute stage) order, and the entry pass reads them.
+// previous dispatch's end barrier (whose second scope is the compute stage) order, and the entry pass (or level 0's
+// pass) reads them.
 //
 // Bind state: a dispatch leaves the compute pipeline and push constants of the meta and node pipelines bound; the
 // caller restores the application's compute state afterwards (design.md, "How a node receives its scheduler context").
@@ -66,7 +69,9 @@ struct NodeDispatchPlan {
     VkPipelineLayout layout = VK_NULL_HANDLE;  // its layout (the application's ranges plus NodePushContext)
     uint32_t context_offset = 0;              // where NodePushContext is pushed (LoweringOptions::context_offset)
     uint32_t payload_size = 0;                // exact input record bytes; host-staged entries copy this many per payload
+    uint32_t record_stride = 0;  // as NodeStaticInfo::record_stride (0: payload_size rounded up to 4), for host-written records
     uint32_t shares_input_with = runtime::kInvalidNode;  // as NodeStaticInfo::shares_input_with
+    bool is_api_entry = false;  // as NodeStaticInfo::is_api_entry: host entries may name it (facts §12.3)
     const std::string* label = nullptr;  // its label with DispatchOptions::debug_labels, e.g. "shade[2]"; outlives recording
     bool has_outputs = true;             // false: the node declares no output, so it never enqueues a record
     uint32_t output_table_base = 0;      // NodePushContext::output_table_base: the node's first output-table entry
@@ -240,6 +245,9 @@ struct RecordResult {
     // kHostInfos only: payloads that did not fit the staging area (half 1's heap). They are also in the dispatch's
     // GraphHeader (dropped_records, kStatusHeapOverflow), like every other drop.
     uint32_t host_dropped_records = 0;
+    // kHostInfos only: the begin transfers wrote level 0's records and no entry pass was recorded (HostLevelZero in
+    // scheduler.cpp).
+    bool host_wrote_level_zero = false;
 };
 
 // Stateless apart from the references it holds; one per device, usable from any thread (each call records into the

@@ -33,6 +33,9 @@
 // The workgroup size is specialization constant 0, at most 256 (s_scan, and the shared-count scatter's one invocation
 // per node): 256 on GPUs, 8 on CPU devices (layer/scheduler.h, LevelPassWorkgroupSizeFor, says why).
 layout(local_size_x_id = 0) in;
+// The pass of a level 0 whose records the host wrote (layer/meta_pipelines.h, kLevelZeroFromHost): it checks that scratch
+// was initialized for the graph, as the entry pass does where that runs. Other level passes compile without the check.
+layout(constant_id = 1) const bool kChecksInitialization = false;
 
 layout(push_constant) uniform Params {
     uint64_t scratch;
@@ -40,6 +43,7 @@ layout(push_constant) uniform Params {
     uint level;       // GraphHeader.level for the nodes of this level
     uint has_dispatch_groups;  // some node is in a dispatch group of two or more (GraphPlan::FormDispatchGroups)
     uint shared_counts;  // scatter with per-node counts in shared memory where the graph allows (GPUs; layer/scheduler.cpp)
+    uint graph_tag;      // the graph the scratch must have been initialized for (kChecksInitialization)
 } pc;
 
 // Keep in sync with kFusedLevelMaxNodes and kFusedLevelMaxSharingNodes in layer/scheduler.cpp.
@@ -216,18 +220,19 @@ uvec2 NodeRun(uint node_count) {
 }
 
 // Step 1: node n's input range [RangeBegin(n), s_end[n]) and the sharing list, for the whole graph. Returns the level's
-// total input count. Called in workgroup-uniform control flow.
-uint ScanInputCounts(Half input_half, NodeTable table, uint node_count) {
+// total input count. With `discard_counts` (level 0 of scratch not initialized for this graph) every count is zero.
+// Called in workgroup-uniform control flow.
+uint ScanInputCounts(Half input_half, NodeTable table, uint node_count, bool discard_counts) {
     const uint t = gl_LocalInvocationIndex;
     if (t == 0u) s_sharing_count = 0u;
     barrier();
     const uvec2 run = NodeRun(node_count);
     uint run_total = 0u;
     for (uint n = run.x; n < run.y; ++n) {
-        uint count = input_half.nodes[n].record_count;
+        uint count = discard_counts ? 0u : input_half.nodes[n].record_count;
         const uint source = table.infos[n].shares_input_with;
         if (source < node_count && source != n) {
-            count += input_half.nodes[source].record_count;
+            count += discard_counts ? 0u : input_half.nodes[source].record_count;
             const uint index = atomicAdd(s_sharing_count, 1u);
             if (index < kMaxSharingNodes) s_sharing[index] = uvec2(n, source);
         }
@@ -313,13 +318,25 @@ void main() {
     const uint workgroups = clamp(input_half.level_pass_workgroups, 1u, gl_NumWorkGroups.x);
     if (gl_WorkGroupID.x >= workgroups) return;
 
+    // VUID-...-scratch-10194: scratch must hold this graph's initialization. The entry pass checks it where it runs; for
+    // vkCmdDispatchGraphAMDX the host may have written level 0's records itself (layer/scheduler.cpp, HostLevelZero), and
+    // then this pass is the first to read the node table. Without this graph's table nothing may run: level 0's records
+    // are reported, charged to their nodes as the entry pass charges them, and the level proceeds as an empty one.
+    const bool uninitialized = kChecksInitialization && (header.magic != kScratchMagic || header.graph_tag != pc.graph_tag);
+    if (uninitialized && gl_WorkGroupID.x == 0u) {
+        for (uint n = t; n < node_count; n += gl_WorkGroupSize.x) {
+            const uint count = input_half.nodes[n].record_count;
+            if (count != 0u) ReportDrop(pc.scratch, header, n, 0u, kStatusUninitialized, count);
+        }
+    }
+
     // 1. Only workgroups with records to scatter need the ranges now; the last workgroup computes them if it has not.
     // On a CPU device (lavapipe) every barrier of the scan costs a switch through the workgroup's invocations, so
     // skipping it in idle workgroups matters for small levels.
-    const uint record_count = min(input_half.record_count, capacity);
+    const uint record_count = uninitialized ? 0u : min(input_half.record_count, capacity);
     const bool scatters = record_count > gl_WorkGroupID.x * gl_WorkGroupSize.x;
     uint level_records = 0u;
-    if (scatters) level_records = ScanInputCounts(input_half, table, node_count);
+    if (scatters) level_records = ScanInputCounts(input_half, table, node_count, uninitialized);
     const uint sharing_count = scatters ? min(s_sharing_count, kMaxSharingNodes) : 0u;
 
     // 2. The output half receives this level's outputs.
@@ -370,7 +387,7 @@ void main() {
     barrier();
     if (!s_last) return;
     if (!alone) memoryBarrierBuffer();
-    if (!scatters) level_records = ScanInputCounts(input_half, table, node_count);
+    if (!scatters) level_records = ScanInputCounts(input_half, table, node_count, uninitialized);
     const uint list_directory_node =
         SoleConsumer(records, table, node_count, level_records, record_count, min(s_sharing_count, kMaxSharingNodes));
 

@@ -260,6 +260,46 @@ TEST_F(Robustness, UninitializedScratchIsReportedAndNothingRuns) {
     context_.log().Clear();
 }
 
+// The same where level 0 has a level pass: a dispatch naming two nodes. The host then writes level 0's records with the
+// begin transfers and no entry pass runs (layer/scheduler.cpp, HostLevelZero), so level 0's level pass makes the check.
+TEST_F(Robustness, UninitializedScratchIsReportedWhereTheHostWroteLevelZero) {
+    TestBuffer& uav = Uav(64);
+    VkPipelineLayout layout = context_.CreateStorageBufferLayout({&uav});
+    VkPipeline graph = context_.CreateGraph({ThreadNodeStage(), {ReadCorpus("thread_node"), "main", "main", 1}}, layout);
+    ASSERT_NE(graph, VK_NULL_HANDLE) << context_.log().Problems();
+    VkExecutionGraphPipelineScratchSizeAMDX size{VK_STRUCTURE_TYPE_EXECUTION_GRAPH_PIPELINE_SCRATCH_SIZE_AMDX};
+    ASSERT_EQ(context_.vkGetExecutionGraphPipelineScratchSizeAMDX(context_.device(), graph, &size), VK_SUCCESS);
+    TestBuffer& scratch = Own(context_.CreateScratch(size.minSize));  // never initialised
+    // Each node's records store to their own UAV words: main[0] to 0..15, main[1] to 16..31.
+    const std::vector<IndexValueRecord> first = IndexValueRecords(16, 1);
+    std::vector<IndexValueRecord> second = IndexValueRecords(16, 100);
+    for (IndexValueRecord& record : second) record.index += 16;
+    VkDispatchGraphInfoAMDX infos[2] = {HostInfo(context_.NodeIndex(graph, "main", 0), first),
+                                        HostInfo(context_.NodeIndex(graph, "main", 1), second)};
+    VkDispatchGraphCountInfoAMDX count_info{2, {}, sizeof(VkDispatchGraphInfoAMDX)};
+    count_info.infos.hostAddress = infos;
+    context_.Submit([&](VkCommandBuffer cmd) {
+        BindGraph(cmd, graph, layout, context_.descriptor_set());
+        context_.vkCmdDispatchGraphAMDX(cmd, scratch.address, scratch.size, &count_info);
+    });
+    ExpectUav(uav, {});
+    EXPECT_EQ(CountMessages(context_.log(), "EXECGRAPH-DROPPED-WORK", "not initialized"), 1u) << context_.log().Problems();
+    context_.log().Clear();
+
+    // Initialised, the same dispatch runs both nodes' records.
+    context_.Submit([&](VkCommandBuffer cmd) {
+        context_.vkCmdInitializeGraphScratchMemoryAMDX(cmd, graph, scratch.address, scratch.size);
+        BindGraph(cmd, graph, layout, context_.descriptor_set());
+        context_.vkCmdDispatchGraphAMDX(cmd, scratch.address, scratch.size, &count_info);
+    });
+    std::vector<uint32_t> expected(64, 0);
+    for (const std::vector<IndexValueRecord>* records : {&first, static_cast<const std::vector<IndexValueRecord>*>(&second)}) {
+        for (const IndexValueRecord& record : *records) expected[record.index] = record.value;
+    }
+    ExpectUav(uav, expected);
+    EXPECT_EQ(context_.log().Problems(), "");
+}
+
 // ---- Out of memory --------------------------------------------------------------------------------------------------
 
 // Host allocation callbacks that fail after a budget of allocations. The layer passes the application's callbacks to

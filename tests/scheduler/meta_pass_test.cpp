@@ -68,6 +68,7 @@ class MetaPassBase : public ::testing::Test {
             NodeDispatchPlan node;
             node.payload_size = graph.payload_sizes[n];
             node.shares_input_with = graph.nodes[n].shares_input_with;
+            node.is_api_entry = graph.nodes[n].is_api_entry != 0;
             plan.nodes.push_back(node);
         }
         const VkDeviceSize size = plan.scratch_plan.MinSize() + extra;
@@ -181,6 +182,8 @@ TEST_P(MetaPassSources, MixedGraphMatchesCpuReference) {
     const std::vector<TestInfo> infos = MixedInfos(7);
     const Outcome outcome = Dispatch(graph, infos, std::get<0>(GetParam()));
     EXPECT_EQ(outcome.result.host_dropped_records, 0u);
+    // Host infos with the fused level pass: the begin transfers write level 0, so the comparison below checks that.
+    EXPECT_EQ(outcome.result.host_wrote_level_zero, std::get<0>(GetParam()) == Source::kHost && !split_level_passes_);
     EXPECT_EQ(outcome.header().status_flags, 0u);
     EXPECT_EQ(outcome.header().dropped_records, 0u);
     EXPECT_EQ(outcome.header().input_half, 0u);
@@ -337,16 +340,29 @@ TEST_P(MetaPassTest, HostPayloadsThatDoNotFitTheStagingAreaAreCounted) {
     EXPECT_EQ(CheckLevel(outcome.scratch.data(), outcome.layout, graph, 0, ExpectedRecords(graph, kept_infos)), "");
 }
 
+// The entry pass checks the scratch's graph; where the host wrote level 0 (host infos, fused level pass) level 0's pass
+// does, with the same result: every record dropped and charged to its node, nothing dispatched, half 0 empty.
 TEST_P(MetaPassTest, ScratchInitializedForAnotherGraphEnqueuesNothing) {
     const TestGraph graph = MixedGraph();
     const std::vector<TestInfo> infos = MixedInfos(3);
     uint32_t total = 0;
-    for (const TestInfo& info : infos) total += static_cast<uint32_t>(info.payloads.size());
-    const Outcome outcome = Dispatch(graph, infos, Source::kDeviceCount, {{}}, kGraphTag + 1);
-    EXPECT_EQ(outcome.header().status_flags, uint32_t{runtime::kStatusUninitialized});
-    EXPECT_EQ(outcome.header().dropped_records, total);
-    EXPECT_EQ(outcome.half(0).record_count, 0u);
-    for (uint32_t n = 0; n < graph.nodes.size(); ++n) EXPECT_EQ(outcome.state(0, n).dispatch[0], 0u) << n;
+    std::vector<uint32_t> per_node(graph.nodes.size(), 0);
+    for (const TestInfo& info : infos) {
+        total += static_cast<uint32_t>(info.payloads.size());
+        per_node[info.node] += static_cast<uint32_t>(info.payloads.size());
+    }
+    for (Source source : {Source::kDeviceCount, Source::kHost}) {
+        const Outcome outcome = Dispatch(graph, infos, source, {{}}, kGraphTag + 1);
+        EXPECT_EQ(outcome.result.host_wrote_level_zero, source == Source::kHost && !split_level_passes_) << SourceName(source);
+        EXPECT_EQ(outcome.header().status_flags, uint32_t{runtime::kStatusUninitialized}) << SourceName(source);
+        EXPECT_EQ(outcome.header().dropped_records, total) << SourceName(source);
+        EXPECT_EQ(outcome.half(0).record_count, 0u) << SourceName(source);
+        for (uint32_t n = 0; n < graph.nodes.size(); ++n) {
+            EXPECT_EQ(outcome.state(0, n).dispatch[0], 0u) << SourceName(source) << " node " << n;
+            EXPECT_EQ(outcome.stats(n).dropped_records, per_node[n]) << SourceName(source) << " node " << n;
+            EXPECT_EQ(outcome.stats(n).records, 0u) << SourceName(source) << " node " << n;
+        }
+    }
 }
 
 TEST_P(MetaPassTest, RecordsLeftAfterTheLastLevelAreReported) {
