@@ -154,31 +154,64 @@ StagedEntries StageEntries(const EntrySource& source, const GraphPlan& plan, VkD
 
 // Level 0 of a vkCmdDispatchGraphAMDX written by the host (docs/design.md, "One graph dispatch", step 2): what the entry
 // pass would leave in half 0, laid out at record time, so that the dispatch needs neither the entry pass nor its barrier
-// (about 5 µs of every such dispatch on an H200, docs/performance.md). The host knows every entry record, and half 0's
-// HalfHeader, NodeStates and record list are contiguous, so the begin transfers write them with one vkCmdUpdateBuffer in
-// place of the fill that cleared them, and the payloads with a second one into half 0's heap in place of the staging
-// copy. Records are placed in info order, which is one of the orders the entry pass's atomics could give.
+// (about 5 µs of every such dispatch on an H200, docs/performance.md). The host knows every entry record. Half 0's
+// HalfHeader, NodeStates and record list are contiguous; the begin transfers write them, in place of the fill that
+// cleared them, as `writes`: vkCmdUpdateBuffer for the header, the entry nodes' states and the records, vkCmdFillBuffer
+// for the long runs of NodeStates that stay zero. The payloads go into half 0's heap with one more vkCmdUpdateBuffer, in
+// place of the staging copy. Records are placed in info order, which is one of the orders the entry pass's atomics could
+// give.
 struct HostLevelZero {
-    std::vector<uint8_t> half;  // HalfHeader, NodeState[node_count], RecordEntry[records], from GraphHeader::half_offset[0]
+    struct Write {
+        uint32_t offset;  // from GraphHeader::half_offset[0]
+        uint32_t size;
+        bool zero;            // vkCmdFillBuffer with 0; else vkCmdUpdateBuffer from `data`
+        uint32_t data_begin;  // into `data`
+    };
+    std::vector<Write> writes;  // ascending, disjoint, covering HalfHeader, NodeState[node_count] and the record list
+    std::vector<uint8_t> data;
     std::vector<uint8_t> heap;  // the records' payloads, from half 0's heap
+    uint32_t update_bytes = 0;
 };
 
-// Each of the two writes stays within one vkCmdUpdateBuffer (its limit is 64 KiB): the data travels inside the command
-// buffer. The NodeStates, which the fill would clear for free, are kept smaller: on an H200 writing the 49 KiB of them
-// of a 1025-node graph took 1.6 µs longer than clearing them and running the entry pass, where 3 and 12 KiB were as
-// fast as the fill, and 1024 entry records with 16 KiB of payloads took 27 µs less than the entry pass
-// (docs/performance.md).
+// What goes through the command buffer (vkCmdUpdateBuffer's data travels inside it) is at most 64 KiB for the half and 64
+// KiB for the payloads: 1024 entry records with 16 KiB of payloads took 27 µs less than the entry pass on an H200. Runs
+// of more than kHostLevelZeroFillRunBytes of zero NodeStates are filled rather than written, and shorter ones written
+// with their neighbours, because on an H200 both the bytes and the transfer commands cost (docs/performance.md): writing
+// all 49 KiB of states of a 1025-node graph with one entry node took about 2 µs longer than filling all but that node's,
+// and for a 65-node graph, filling its 3 KiB of zero states (two transfer commands more) about 2 µs longer than writing
+// them.
 constexpr size_t kHostLevelZeroMaxBytes = 65536;
-constexpr size_t kHostLevelZeroMaxStateBytes = 16384;
+constexpr uint32_t kHostLevelZeroFillRunBytes = 16384;
+
+// Appends the bytes [offset, offset + size) of half 0 to `level`, either as data (merged into the previous update where
+// it ends at `offset`) or as a zero fill.
+void AppendHostWrite(HostLevelZero& level, uint32_t offset, const void* bytes, uint32_t size, bool zero) {
+    if (size == 0) return;
+    HostLevelZero::Write* last = level.writes.empty() ? nullptr : &level.writes.back();
+    if (zero) {
+        level.writes.push_back({offset, size, true, 0});
+        return;
+    }
+    if (last == nullptr || last->zero || last->offset + last->size != offset) {
+        level.writes.push_back({offset, 0, false, static_cast<uint32_t>(level.data.size())});
+        last = &level.writes.back();
+    }
+    const auto* source = static_cast<const uint8_t*>(bytes);
+    if (source != nullptr) {
+        level.data.insert(level.data.end(), source, source + size);
+    } else {
+        level.data.resize(level.data.size() + size, 0);
+    }
+    last->size += size;
+    level.update_bytes += size;
+}
 
 // Returns nothing where the entry pass must run instead: an info it would drop (unknown or non-entry node, which the
 // layer rejects before recording but the scheduler's own callers may pass), records that do not fit the half (the entry
-// pass reports the overflow) or more than kHostLevelZeroMaxBytes (kHostLevelZeroMaxStateBytes of NodeStates) to write.
+// pass reports the overflow) or more than kHostLevelZeroMaxBytes to write through the command buffer.
 std::optional<HostLevelZero> LayOutHostLevelZero(const VkDispatchGraphCountInfoAMDX& count_info, const GraphPlan& plan,
                                                  const ScratchLayout& layout, uint32_t records_per_level_pass_workgroup) {
     const uint32_t node_count = plan.node_count();
-    const size_t states_end = sizeof(HalfHeader) + size_t(node_count) * sizeof(NodeState);
-    if (states_end > kHostLevelZeroMaxStateBytes) return std::nullopt;
     const auto* infos = static_cast<const uint8_t*>(count_info.infos.hostAddress);
     // First pass: check and size, so that nothing is allocated for a set the entry pass takes.
     uint64_t records = 0, heap_bytes = 0;
@@ -197,16 +230,15 @@ std::optional<HostLevelZero> LayOutHostLevelZero(const VkDispatchGraphCountInfoA
         // Whole 16-byte units per record, as the entry pass and lowered allocations take them.
         heap_bytes += uint64_t(info.payloadCount) * ((record_stride + 15u) & ~15u);
     }
-    if (records > layout.record_capacity || heap_bytes > layout.heap_capacity ||
-        states_end + records * sizeof(runtime::RecordEntry) > kHostLevelZeroMaxBytes || heap_bytes > kHostLevelZeroMaxBytes) {
+    const uint64_t list_bytes = records * sizeof(runtime::RecordEntry);
+    if (records > layout.record_capacity || heap_bytes > layout.heap_capacity || list_bytes > kHostLevelZeroMaxBytes ||
+        heap_bytes > kHostLevelZeroMaxBytes) {
         return std::nullopt;
     }
     HostLevelZero level;
-    level.half.assign(states_end + size_t(records) * sizeof(runtime::RecordEntry), 0);
     level.heap.assign(size_t(heap_bytes), 0);
-    auto* half = reinterpret_cast<HalfHeader*>(level.half.data());
-    auto* states = reinterpret_cast<NodeState*>(level.half.data() + sizeof(HalfHeader));
-    auto* entries = reinterpret_cast<runtime::RecordEntry*>(level.half.data() + states_end);
+    std::vector<runtime::RecordEntry> entries(static_cast<size_t>(records));
+    std::vector<std::pair<uint32_t, uint32_t>> node_records;  // (node, records), one per info with records
     uint32_t slot = 0, heap_top = 0;
     for (uint32_t i = 0; i < count_info.count; ++i) {
         VkDispatchGraphInfoAMDX info;
@@ -223,13 +255,36 @@ std::optional<HostLevelZero> LayOutHostLevelZero(const VkDispatchGraphCountInfoA
             entries[slot++] = runtime::RecordEntry{heap_top, 0, info.nodeIndex, 0};
             heap_top += record_bytes;
         }
-        states[info.nodeIndex].record_count += info.payloadCount;
+        node_records.emplace_back(info.nodeIndex, info.payloadCount);
     }
-    half->heap_top = heap_top;
-    half->record_count = slot;
+    // Several infos may name one node; its state holds their sum.
+    std::sort(node_records.begin(), node_records.end());
+
+    HalfHeader half{};
+    half.heap_top = heap_top;
+    half.record_count = slot;
     // One level-pass workgroup per records_per_level_pass_workgroup records, as the entry pass asks for them.
     const uint32_t per_workgroup = std::max(records_per_level_pass_workgroup, 1u);
-    half->level_pass_workgroups = std::min((slot + per_workgroup - 1) / per_workgroup, runtime::kDispatchSplitWidth);
+    half.level_pass_workgroups = std::min((slot + per_workgroup - 1) / per_workgroup, runtime::kDispatchSplitWidth);
+    AppendHostWrite(level, 0, &half, sizeof(half), false);
+    uint32_t written_to = sizeof(HalfHeader);
+    // Zero states between two written ones (or before the record list) are filled where the run is long, else written.
+    auto zeros_up_to = [&](uint32_t offset) {
+        AppendHostWrite(level, written_to, nullptr, offset - written_to, offset - written_to > kHostLevelZeroFillRunBytes);
+        written_to = offset;
+    };
+    for (size_t i = 0; i < node_records.size();) {
+        NodeState state{};
+        const uint32_t node = node_records[i].first;
+        for (; i < node_records.size() && node_records[i].first == node; ++i) state.record_count += node_records[i].second;
+        const uint32_t offset = static_cast<uint32_t>(sizeof(HalfHeader) + size_t(node) * sizeof(NodeState));
+        zeros_up_to(offset);
+        AppendHostWrite(level, offset, &state, sizeof(state), false);
+        written_to = offset + sizeof(NodeState);
+    }
+    zeros_up_to(static_cast<uint32_t>(sizeof(HalfHeader) + size_t(node_count) * sizeof(NodeState)));
+    AppendHostWrite(level, written_to, entries.data(), static_cast<uint32_t>(list_bytes), false);
+    if (level.update_bytes > kHostLevelZeroMaxBytes) return std::nullopt;
     return level;
 }
 
@@ -607,8 +662,14 @@ RecordResult SchedulerRecorder::RecordDispatch(VkCommandBuffer cmd, const Scratc
                                  sizeof(HalfHeader) + VkDeviceSize(node_count) * sizeof(NodeState), 0);
     }
     if (host_level_zero) {
-        UpdateBuffer(cmd, scratch.buffer, scratch.offset + layout->half_offset[0], host_level_zero->half.data(),
-                     host_level_zero->half.size());
+        for (const HostLevelZero::Write& write : host_level_zero->writes) {
+            const VkDeviceSize at = scratch.offset + layout->half_offset[0] + write.offset;
+            if (write.zero) {
+                dispatch_->CmdFillBuffer(cmd, scratch.buffer, at, write.size, 0);
+            } else {
+                UpdateBuffer(cmd, scratch.buffer, at, host_level_zero->data.data() + write.data_begin, write.size);
+            }
+        }
         if (!host_level_zero->heap.empty()) {
             UpdateBuffer(cmd, scratch.buffer, scratch.offset + layout->HeapOffset(0), host_level_zero->heap.data(),
                          host_level_zero->heap.size());

@@ -93,6 +93,13 @@ class MetaPassBase : public ::testing::Test {
         gpu_.Run([&](VkCommandBuffer cmd) {
             RecordResult init = gpu_.recorder().RecordInitialize(cmd, binding, plan.scratch_plan, kGraphTag, graph.nodes, output_table);
             EXPECT_EQ(init.result, VK_SUCCESS) << init.error;
+            if (!earlier_infos_.empty()) {
+                // The host's entries are copied into the command buffer while recording.
+                const HostInfos earlier = MakeHostInfos(graph, earlier_infos_);
+                const RecordResult earlier_result =
+                    gpu_.recorder().RecordDispatch(cmd, binding, plan, EntrySource::HostInfos(earlier.count_info), options_);
+                EXPECT_EQ(earlier_result.result, VK_SUCCESS) << earlier_result.error;
+            }
             outcome.result = gpu_.recorder().RecordDispatch(cmd, binding, plan, entries, options_);
             EXPECT_EQ(outcome.result.result, VK_SUCCESS) << outcome.result.error;
         });
@@ -106,6 +113,8 @@ class MetaPassBase : public ::testing::Test {
     bool split_level_passes_ = false;
     bool dispatch_groups_ = false;  // GraphPlan::has_dispatch_groups (the groups themselves are in the graph's NodeStaticInfo)
     DispatchOptions options_;  // what Dispatch() records with
+    // Dispatched from the host on the same scratch before the dispatch Dispatch() returns, leaving its states behind.
+    std::vector<TestInfo> earlier_infos_;
 };
 
 std::string LevelPassesName(bool split) { return split ? "SplitLevelPasses" : "FusedLevelPass"; }
@@ -474,12 +483,61 @@ TEST_P(MetaPassTest, ManyNodesAndSharersMatchCpuReference) {
         for (uint32_t p = std::uniform_int_distribution<uint32_t>(1, 8)(random); p > 0; --p) info.payloads.push_back({id++});
         infos.push_back(info);
     }
-    const Outcome outcome = Dispatch(graph, infos, Source::kDeviceCount);
     ASSERT_GT(id - 1, 1024u) << "several level-pass workgroups";
-    EXPECT_EQ(outcome.header().status_flags, 0u);
-    EXPECT_EQ(CheckLevel(outcome.scratch.data(), outcome.layout, graph, 0, ExpectedRecords(graph, infos)), "");
-    EXPECT_EQ(outcome.half(0).level_pass_done, 0u) << "the last workgroup resets the counter for the half's next use";
-    EXPECT_EQ(outcome.header().levels_run, 1u);
+    // From the host, with the fused level pass, the begin transfers write the 640 NodeStates (30 KiB) and the list.
+    for (Source source : {Source::kDeviceCount, Source::kHost}) {
+        const Outcome outcome = Dispatch(graph, infos, source);
+        EXPECT_EQ(outcome.result.host_wrote_level_zero, source == Source::kHost && !split_level_passes_) << SourceName(source);
+        EXPECT_EQ(outcome.header().status_flags, 0u) << SourceName(source);
+        EXPECT_EQ(CheckLevel(outcome.scratch.data(), outcome.layout, graph, 0, ExpectedRecords(graph, infos)), "") << SourceName(source);
+        EXPECT_EQ(outcome.half(0).level_pass_done, 0u) << "the last workgroup resets the counter for the half's next use";
+        EXPECT_EQ(outcome.header().levels_run, 1u) << SourceName(source);
+    }
+}
+
+// A graph whose NodeStates (2000 x 48 bytes) exceed what one vkCmdUpdateBuffer carries: where the host writes level 0,
+// long runs of states without entries are filled with zero between the writes of the entry nodes' states, the header
+// and the list (layer/scheduler.cpp, LayOutHostLevelZero). Each dispatch follows one with entries in every node on the
+// same scratch, whose level 0 leaves every state of half 0 nonzero, so a state left unwritten shows. Entries in every
+// node would take more than 64 KiB of writes: those keep the entry pass, with the same result.
+TEST_P(MetaPassTest, LargeGraphEntriesWrittenByTheHostMatchCpuReference) {
+    constexpr uint32_t kNodes = 2000;
+    TestGraph graph;
+    for (uint32_t n = 0; n < kNodes; ++n) {
+        graph.Add(n % 2 == 0 ? TestGraph::Static(1 + n % 3, 1, 1) : TestGraph::Batched(kLaunchThread, 32), 8);
+    }
+    uint32_t id = 1;
+    auto info_for = [&id](uint32_t node, uint32_t records) {
+        TestInfo info{node, {}};
+        for (uint32_t p = 0; p < records; ++p, ++id) info.payloads.push_back(Payload(id, 2, {id * 7}));
+        return info;
+    };
+    // Node 0 (next to the header), neighbours, nodes far apart, one named twice, the last node (next to the list).
+    const std::vector<TestInfo> sparse = {info_for(1001, 3), info_for(0, 5),  info_for(2, 1),   info_for(1001, 4),
+                                          info_for(1000, 2), info_for(77, 9), info_for(1999, 6), info_for(1500, 0)};
+    std::vector<TestInfo> dense;
+    for (uint32_t n = 0; n < kNodes; ++n) dense.push_back(info_for(n, 1 + n % 2));
+    earlier_infos_ = dense;
+    for (const auto& [infos, host_writes] : {std::pair{sparse, true}, std::pair{dense, false}}) {
+        const char* name = host_writes ? "sparse entries" : "an entry in every node";
+        const Outcome outcome = Dispatch(graph, infos, Source::kHost);
+        EXPECT_EQ(outcome.result.host_wrote_level_zero, host_writes && !split_level_passes_) << name;
+        EXPECT_EQ(outcome.header().status_flags, 0u) << name;
+        EXPECT_EQ(CheckLevel(outcome.scratch.data(), outcome.layout, graph, 0, ExpectedRecords(graph, infos)), "") << name;
+        uint32_t total = 0;
+        for (const TestInfo& info : infos) total += static_cast<uint32_t>(info.payloads.size());
+        EXPECT_EQ(outcome.half(0).record_count, total) << name;
+        EXPECT_EQ(outcome.header().levels_run, 1u) << name;
+    }
+    // Uninitialized for this graph: level 0's check charges every node its host-written records, read from those states.
+    const Outcome outcome = Dispatch(graph, sparse, Source::kHost, {{}}, kGraphTag + 1);
+    EXPECT_EQ(outcome.header().status_flags, uint32_t{runtime::kStatusUninitialized});
+    std::vector<uint32_t> per_node(kNodes, 0);
+    for (const TestInfo& info : sparse) per_node[info.node] += static_cast<uint32_t>(info.payloads.size());
+    for (uint32_t n = 0; n < kNodes; ++n) {
+        EXPECT_EQ(outcome.stats(n).dropped_records, per_node[n]) << "node " << n;
+        EXPECT_EQ(outcome.state(0, n).dispatch[0], 0u) << "node " << n;
+    }
 }
 
 // Dispatch groups (docs/design.md, "Dispatch groups") whose level totals come near 2^32 workgroups: the fused level pass
