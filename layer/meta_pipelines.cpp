@@ -1,6 +1,7 @@
 #include "meta_pipelines.h"
 
 #include "execgraph/meta_shaders.h"
+#include "scheduler.h"  // kFusedLevelMaxNodes, kFusedLevelSmallGraphMaxNodes
 
 namespace execgraph {
 namespace {
@@ -20,6 +21,8 @@ ShaderCode CodeOf(MetaShader shader) {
             return {meta_shaders::kScatterSpv, &meta_shaders::kScatterSpvWords};
         case MetaShader::kLevel:
         case MetaShader::kLevelZeroFromHost:
+        case MetaShader::kLevelSmallGraph:
+        case MetaShader::kLevelZeroFromHostSmallGraph:
             return {meta_shaders::kLevelSpv, &meta_shaders::kLevelSpvWords};
         case MetaShader::kFinish:
             return {meta_shaders::kFinishSpv, &meta_shaders::kFinishSpvWords};
@@ -87,15 +90,22 @@ VkResult MetaPipelines::Get(MetaShader shader, VkPipeline* pipeline) {
     pipeline_info.stage.stage = VK_SHADER_STAGE_COMPUTE_BIT;
     pipeline_info.stage.module = module;
     pipeline_info.stage.pName = "main";
-    // level.comp's workgroup size is its specialization constant 0 (local_size_x_id), and constant 1 switches on the
-    // initialization check of a host-written level 0; the other meta shaders have none.
+    // level.comp's workgroup size is its specialization constant 0 (local_size_x_id), constant 1 switches on the
+    // initialization check of a host-written level 0, and constant 2 bounds its per-node shared arrays; the other meta
+    // shaders have none.
+    const bool small_graph = shader == MetaShader::kLevelSmallGraph || shader == MetaShader::kLevelZeroFromHostSmallGraph;
+    const bool checks_initialization =
+        shader == MetaShader::kLevelZeroFromHost || shader == MetaShader::kLevelZeroFromHostSmallGraph;
     const struct {
         uint32_t workgroup_size;
         VkBool32 checks_initialization;
-    } level_constants{level_workgroup_size_, shader == MetaShader::kLevelZeroFromHost ? VK_TRUE : VK_FALSE};
-    const VkSpecializationMapEntry level_entries[] = {{0, 0, sizeof(uint32_t)}, {1, sizeof(uint32_t), sizeof(VkBool32)}};
-    const VkSpecializationInfo level_specialization{2, level_entries, sizeof(level_constants), &level_constants};
-    if (shader == MetaShader::kLevel || shader == MetaShader::kLevelZeroFromHost) {
+        uint32_t max_nodes;
+    } level_constants{level_workgroup_size_, checks_initialization ? VK_TRUE : VK_FALSE,
+                      small_graph ? kFusedLevelSmallGraphMaxNodes : kFusedLevelMaxNodes};
+    const VkSpecializationMapEntry level_entries[] = {
+        {0, 0, sizeof(uint32_t)}, {1, sizeof(uint32_t), sizeof(VkBool32)}, {2, sizeof(uint32_t) + sizeof(VkBool32), sizeof(uint32_t)}};
+    const VkSpecializationInfo level_specialization{3, level_entries, sizeof(level_constants), &level_constants};
+    if (shader == MetaShader::kLevel || shader == MetaShader::kLevelZeroFromHost || small_graph) {
         pipeline_info.stage.pSpecializationInfo = &level_specialization;
     }
     pipeline_info.layout = layout;

@@ -15,8 +15,20 @@ namespace execgraph {
 
 // kLevelZeroFromHost is level.comp specialized to check, as the entry pass does, that scratch was initialized for the
 // graph: the level pass of a level 0 whose records the host wrote (layer/scheduler.cpp, HostLevelZero). Every other
-// level pass is kLevel, without the check's code.
-enum class MetaShader : uint32_t { kEnqueueEntries, kPrepare, kScatter, kWriteArgs, kLevel, kFinish, kLevelZeroFromHost, kCount };
+// level pass is kLevel, without the check's code. The *SmallGraph pair is the same two passes with shared arrays for
+// kFusedLevelSmallGraphMaxNodes nodes (scheduler.h), for graphs of up to that many.
+enum class MetaShader : uint32_t {
+    kEnqueueEntries,
+    kPrepare,
+    kScatter,
+    kWriteArgs,
+    kLevel,
+    kFinish,
+    kLevelZeroFromHost,
+    kLevelSmallGraph,
+    kLevelZeroFromHostSmallGraph,
+    kCount
+};
 
 // Bytes of the one push-constant range every meta pipeline layout has (the largest meta shader block, 8-byte aligned;
 // within the 128 bytes every device supports).

@@ -579,10 +579,12 @@ RecordResult SchedulerRecorder::RecordDispatch(VkCommandBuffer cmd, const Scratc
     }
     VkPipeline enqueue = VK_NULL_HANDLE, prepare = VK_NULL_HANDLE, scatter = VK_NULL_HANDLE, write_args = VK_NULL_HANDLE,
                level_pass = VK_NULL_HANDLE, level_zero_pass = VK_NULL_HANDLE, finish = VK_NULL_HANDLE;
-    const std::pair<MetaShader, VkPipeline*> fused_pipelines[] = {{MetaShader::kEnqueueEntries, &enqueue},
-                                                                  {MetaShader::kLevel, &level_pass},
-                                                                  {MetaShader::kLevelZeroFromHost, &level_zero_pass},
-                                                                  {MetaShader::kFinish, &finish}};
+    const bool small_graph = node_count <= kFusedLevelSmallGraphMaxNodes;
+    const std::pair<MetaShader, VkPipeline*> fused_pipelines[] = {
+        {MetaShader::kEnqueueEntries, &enqueue},
+        {small_graph ? MetaShader::kLevelSmallGraph : MetaShader::kLevel, &level_pass},
+        {small_graph ? MetaShader::kLevelZeroFromHostSmallGraph : MetaShader::kLevelZeroFromHost, &level_zero_pass},
+        {MetaShader::kFinish, &finish}};
     const std::pair<MetaShader, VkPipeline*> split_pipelines[] = {{MetaShader::kEnqueueEntries, &enqueue},
                                                                   {MetaShader::kPrepare, &prepare},
                                                                   {MetaShader::kScatter, &scatter},
@@ -592,7 +594,7 @@ RecordResult SchedulerRecorder::RecordDispatch(VkCommandBuffer cmd, const Scratc
                                          : std::span<const std::pair<MetaShader, VkPipeline*>>(split_pipelines)) {
         if (shader == MetaShader::kFinish && !finish_pass) continue;
         if (shader == MetaShader::kEnqueueEntries && host_level_zero) continue;
-        if (shader == MetaShader::kLevelZeroFromHost && !host_level_zero) continue;
+        if (&level_zero_pass == pipeline && !host_level_zero) continue;
         const VkResult created = pipelines_->Get(shader, pipeline);
         if (created != VK_SUCCESS) {
             result.result = created;

@@ -85,6 +85,11 @@ struct NodeDispatchPlan {
 // Limits of the fused level pass (meta_shaders/level.comp keeps each graph node's directory range in shared memory and
 // the sharing nodes in a shared list): graphs beyond them are scheduled with the split passes.
 inline constexpr uint32_t kFusedLevelMaxNodes = 2048;
+// Graphs of up to this many nodes get level passes whose per-node shared arrays hold only that many (MetaShader's
+// *SmallGraph pipelines): 8.5 KiB of shared memory per workgroup instead of 20.5. On an H200 `append_rate`, whose
+// 65-node level scatters about a million records with a thousand workgroups, ran 4.4% faster, presumably because more
+// of them fit a multiprocessor at once; no other row moved by more than 0.4% (docs/performance.md).
+inline constexpr uint32_t kFusedLevelSmallGraphMaxNodes = 512;
 inline constexpr uint32_t kFusedLevelMaxSharingNodes = 64;
 // Records each workgroup of the fused level pass scatters. The producers of a level count the
 // workgroups its pass needs (HalfHeader::level_pass_workgroups: one per this many records, at least one), and the

@@ -46,8 +46,10 @@ layout(push_constant) uniform Params {
     uint graph_tag;      // the graph the scratch must have been initialized for (kChecksInitialization)
 } pc;
 
-// Keep in sync with kFusedLevelMaxNodes and kFusedLevelMaxSharingNodes in layer/scheduler.cpp.
-const uint kMaxNodes = 2048u;
+// The bound of the per-node shared arrays is specialization constant 2: kFusedLevelMaxNodes, or
+// kFusedLevelSmallGraphMaxNodes for the pipelines of graphs up to that size (layer/scheduler.h says why). Keep
+// kMaxSharingNodes in sync with kFusedLevelMaxSharingNodes.
+layout(constant_id = 2) const uint kMaxNodes = 2048u;
 const uint kMaxSharingNodes = 64u;
 
 shared uint s_end[kMaxNodes];  // inclusive prefix sum of the input counts: node n's range is [s_end[n-1], s_end[n])
