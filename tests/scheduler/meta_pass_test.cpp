@@ -495,6 +495,32 @@ TEST_P(MetaPassTest, ManyNodesAndSharersMatchCpuReference) {
     }
 }
 
+// The level pass of graphs of up to kFusedLevelSmallGraphMaxNodes nodes has shared arrays for that many nodes only
+// (specialization constant 2 of level.comp): a graph of exactly that size, with records for its last node, and one node
+// more, which takes the full-size pipeline, both match the CPU reference, from the device and from the host.
+TEST_P(MetaPassTest, GraphsAtTheSmallGraphBoundMatchCpuReference) {
+    for (uint32_t node_count : {kFusedLevelSmallGraphMaxNodes, kFusedLevelSmallGraphMaxNodes + 1}) {
+        TestGraph graph;
+        for (uint32_t n = 0; n < node_count; ++n) {
+            graph.Add(n % 2 == 0 ? TestGraph::Static(1 + n % 4, 1, 1) : TestGraph::Batched(kLaunchCoalescing, 4), 4);
+        }
+        std::vector<TestInfo> infos;
+        uint32_t id = 1;
+        for (uint32_t node : {node_count - 1, 0u, node_count / 2, node_count - 2, node_count - 1}) {
+            TestInfo info{node, {}};
+            for (uint32_t p = 0; p < 5; ++p) info.payloads.push_back({id++});
+            infos.push_back(info);
+        }
+        for (Source source : {Source::kDeviceCount, Source::kHost}) {
+            const Outcome outcome = Dispatch(graph, infos, source);
+            EXPECT_EQ(outcome.header().status_flags, 0u) << node_count << " nodes, " << SourceName(source);
+            EXPECT_EQ(CheckLevel(outcome.scratch.data(), outcome.layout, graph, 0, ExpectedRecords(graph, infos)), "")
+                << node_count << " nodes, " << SourceName(source);
+            EXPECT_EQ(outcome.state(0, node_count - 1).record_count, 10u) << node_count << " nodes, " << SourceName(source);
+        }
+    }
+}
+
 // A graph whose NodeStates (2000 x 48 bytes) exceed what one vkCmdUpdateBuffer carries: where the host writes level 0,
 // long runs of states without entries are filled with zero between the writes of the entry nodes' states, the header
 // and the list (layer/scheduler.cpp, LayOutHostLevelZero). Each dispatch follows one with entries in every node on the
