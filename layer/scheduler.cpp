@@ -788,7 +788,15 @@ RecordResult SchedulerRecorder::RecordDispatch(VkCommandBuffer cmd, const Scratc
     // 4. The finish pass: records the last level wrote have no level to run them (counted and flagged, charged to level
     // levels.size(), one past the last level that ran), and the report slot gets the header and statistics, serial last.
     if (finish_pass) {
-        Barrier(cmd, kPriorStages, VK_ACCESS_2_SHADER_STORAGE_WRITE_BIT, VK_PIPELINE_STAGE_2_COMPUTE_SHADER_BIT, kShaderReadWrite);
+        // Without a leftover check the pass only writes the report (a direct last level after other levels, or the split
+        // passes). The last level's nodes have no outputs, so they write neither the header nor the statistics: both are
+        // final once that level is prepared, which the barrier before its node dispatches already orders. So the pass
+        // runs alongside those nodes, without a barrier of its own (on an H200 this barrier and the pass's wait for the
+        // last level cost about 3 µs of every such dispatch, docs/performance.md). With a leftover check it must see
+        // what the last level wrote.
+        if (leftover_check) {
+            Barrier(cmd, kPriorStages, VK_ACCESS_2_SHADER_STORAGE_WRITE_BIT, VK_PIPELINE_STAGE_2_COMPUTE_SHADER_BIT, kShaderReadWrite);
+        }
         const FinishParams finish_params{scratch.address, report.address, static_cast<uint32_t>(plan.levels.size()),
                                          leftover_check ? 1u : 0u, report.serial,
                                          report.address == 0 ? 0u

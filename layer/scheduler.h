@@ -22,14 +22,16 @@
 //                 C     -> C read/write        before scatter
 //                 C     -> C read/write        before write_args
 //                 C     -> C read/write | I    before the node dispatches
-//   C|I                 -> C read/write        before the finish pass (recorded with a leftover check, or with a report
-//                                              slot that the last level's preparer cannot write: RecordDispatch)
+//   C|I                 -> C read/write        before the finish pass, where it makes a leftover check. Without one it
+//                                              only writes a report that the last level's preparer cannot write, and
+//                                              follows the last level's node dispatches without a barrier: they have no
+//                                              outputs, and the barrier before them ordered the preparer (RecordDispatch)
 //   C|I|T writes        -> C read/write        at the end: the spec's graph dispatch accesses scratch in the compute stage
 //                          (| HOST read)       with a report slot: the ring writes (finish pass or preparer), made available
 //                                              to the host
-// So a dispatch of L fused levels, D of them direct, records 2 + 2L - D + 2 barriers, one fewer without a finish pass
-// (no leftover check, and either no report or one written by the pass that prepares the last level), and one fewer where
-// the host wrote level 0 (level 0's pass follows the begin barrier).
+// So a dispatch of L fused levels, D of them direct, records 2 + 2L - D + 2 barriers, one fewer without a leftover check
+// (the finish pass then runs without a barrier, or not at all), and one fewer where the host wrote level 0 (level 0's
+// pass follows the begin barrier).
 // The begin pair stays: the begin writes are transfers, which neither the application's barriers (the spec has it
 // synchronise scratch in the compute stage, and a semaphore wait on COMPUTE_SHADER does not hold back transfers) nor the
 // previous dispatch's end barrier (whose second scope is the compute stage) order, and the entry pass (or level 0's

@@ -63,7 +63,9 @@ void main() {
             atomicMax(header.heap_high_water, written.heap_top);
             atomicMax(header.record_high_water, written.record_count);
         }
-        written.level_pass_done = 0u;  // every other workgroup has counted
+        // Every other workgroup has counted. A pass alone took no count, so it leaves the word alone: without a leftover
+        // check it runs alongside the last level's node dispatches, and writes nothing but the report.
+        if (!alone) written.level_pass_done = 0u;
     }
     if (report) WriteReport(pc.scratch, header, pc.report_slot, pc.report_serial, pc.report_stats, gl_WorkGroupSize.x);
 }

@@ -61,7 +61,16 @@ class GpuFaults : public GraphTest {
     VkPipeline RunEmitter(TestBuffer& uav, const std::vector<EmitRecord>& records, const char* name = "faults",
                           uint32_t pad_words = 255) {
         layout_ = context_.CreateStorageBufferLayout({&uav});
-        VkPipeline graph = context_.CreateGraph(FaultGraphStages(pad_words), layout_);
+        std::vector<NodeStage> stages = FaultGraphStages(pad_words);
+        if (only_first_sink_) {
+            const std::string two = "PayloadNodeArraySizeAMDX %uint_2";
+            std::string& emitter = stages[0].assembly;
+            const size_t at = emitter.find(two);
+            EXPECT_NE(at, std::string::npos);
+            if (at != std::string::npos) emitter.replace(at, two.size(), "PayloadNodeArraySizeAMDX %uint_1");
+            stages.pop_back();
+        }
+        VkPipeline graph = context_.CreateGraph(stages, layout_);
         EXPECT_NE(graph, VK_NULL_HANDLE) << context_.log().Problems();
         if (graph == VK_NULL_HANDLE) return graph;
         auto set_name = reinterpret_cast<PFN_vkSetDebugUtilsObjectNameEXT>(
@@ -85,6 +94,7 @@ class GpuFaults : public GraphTest {
 
     VkPipelineLayout layout_ = VK_NULL_HANDLE;
     TestBuffer* scratch_ = nullptr;
+    bool only_first_sink_ = false;  // Sink as an array of one node: level 1 is then a direct level (docs/design.md)
 };
 
 TEST_F(GpuFaults, InvalidNodeIndexIsReportedAgainstTheAllocatingNode) {
@@ -131,6 +141,29 @@ TEST_F(GpuFaults, HeapOverflowIsReportedAgainstTheTargetNodeWithTheExactCount) {
     EXPECT_CONTAINS(reports[0],
                     "Node Sink[0]: " + dropped + " records dropped from level 0 (the payload heap of a scratch half was full)");
     EXPECT_CONTAINS(reports[0], "of " + std::to_string(heap_capacity) + " bytes per scratch half");
+    context_.log().Clear();
+}
+
+// The same where the last level is direct (Sink is an array of one node, so level 1 has no level pass) and has no
+// outputs: the finish pass then writes the report alongside that level's node dispatch, without a barrier of its own
+// (layer/scheduler.cpp), and must still see every drop of level 0 and charge it to the right node.
+TEST_F(GpuFaults, HeapOverflowBeforeADirectLastLevelIsReportedWithTheExactCount) {
+    constexpr uint32_t kEntries = 200;
+    only_first_sink_ = true;
+    std::vector<EmitRecord> records(kEntries, EmitRecord{0, 4, 1});
+    TestBuffer& uav = Uav(8);
+    RunEmitter(uav, records, "direct-last-level");
+    const uint32_t heap_capacity = scratch_->As<uint32_t>()[9];  // GraphHeader::heap_capacity
+    const uint32_t fitting = heap_capacity / 4096;
+    ASSERT_LT(fitting, kEntries);
+    EXPECT_EQ(uav.As<uint32_t>()[0], (1 + 2 + 3 + 4) * fitting) << "sum of the values that ran (value + i)";
+    EXPECT_EQ(uav.As<uint32_t>()[1], 4 * fitting) << "records that ran";
+    const std::vector<std::string> reports = DroppedWork();
+    ASSERT_EQ(reports.size(), 1u) << context_.log().Problems();
+    const std::string dropped = std::to_string(4 * (kEntries - fitting));
+    EXPECT_CONTAINS(reports[0], "direct-last-level: " + dropped + " records were dropped");
+    EXPECT_CONTAINS(reports[0],
+                    "Node Sink[0]: " + dropped + " records dropped from level 0 (the payload heap of a scratch half was full)");
     context_.log().Clear();
 }
 
