@@ -63,6 +63,10 @@ struct Objects {
     // binding 0 a storage buffer, push constants within 128 bytes), e.g. a lowered node from dump_shaders_path, to see
     // whether what a pipeline contains changes what its dispatches cost to record.
     std::vector<uint32_t> shader_words;
+    // A secondary command buffer holding 32 mixed levels (Cases), recorded once with SIMULTANEOUS_USE: what a layer
+    // that prepared a graph's level sequence ahead of time would execute per graph dispatch.
+    VkCommandPool secondary_pool = VK_NULL_HANDLE;
+    VkCommandBuffer secondary = VK_NULL_HANDLE;
 
     bool Create(VkPhysicalDevice physical_device, VkDevice device_handle);
     ~Objects();
@@ -155,6 +159,7 @@ bool Objects::Create(VkPhysicalDevice physical_device, VkDevice device_handle) {
 
 Objects::~Objects() {
     if (device == VK_NULL_HANDLE) return;
+    if (secondary_pool != VK_NULL_HANDLE) vkDestroyCommandPool(device, secondary_pool, nullptr);
     for (VkPipeline pipeline : pipelines) vkDestroyPipeline(device, pipeline, nullptr);
     vkDestroyPipelineLayout(device, layout, nullptr);
     vkDestroyDescriptorPool(device, descriptor_pool, nullptr);
@@ -176,6 +181,46 @@ void Barrier2(VkCommandBuffer cmd, bool indirect) {
     dependency.memoryBarrierCount = 1;
     dependency.pMemoryBarriers = &barrier;
     vkCmdPipelineBarrier2(cmd, &dependency);
+}
+
+// One scheduler level of the layer (layer/scheduler.cpp, fused level pass) with 8 nodes: 22 commands.
+void RecordMixedLevel(const Objects& o, VkCommandBuffer cmd) {
+    static const uint32_t kPush[4] = {1, 2, 3, 4};
+    auto push = [&o, cmd](uint32_t offset) { vkCmdPushConstants(cmd, o.layout, VK_SHADER_STAGE_COMPUTE_BIT, offset, 16, kPush); };
+    Barrier2(cmd, false);
+    vkCmdBindPipeline(cmd, VK_PIPELINE_BIND_POINT_COMPUTE, o.pipelines[0]);
+    push(0);
+    vkCmdDispatch(cmd, 32, 1, 1);
+    Barrier2(cmd, true);
+    vkCmdBindPipeline(cmd, VK_PIPELINE_BIND_POINT_COMPUTE, o.pipelines[1]);
+    push(0);
+    for (uint32_t node = 0; node < 8; ++node) {
+        push(kPushRangeBytes - 16);
+        vkCmdDispatchIndirect(cmd, o.large, node * sizeof(VkDispatchIndirectCommand));
+    }
+}
+
+// Records Objects::secondary: 32 mixed levels, with the state they need bound first.
+bool RecordSecondary(Objects& objects, uint32_t queue_family) {
+    VkCommandPoolCreateInfo pool_info{VK_STRUCTURE_TYPE_COMMAND_POOL_CREATE_INFO};
+    pool_info.queueFamilyIndex = queue_family;
+    if (vkCreateCommandPool(objects.device, &pool_info, nullptr, &objects.secondary_pool) != VK_SUCCESS) return false;
+    VkCommandBufferAllocateInfo allocate{VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO};
+    allocate.commandPool = objects.secondary_pool;
+    allocate.level = VK_COMMAND_BUFFER_LEVEL_SECONDARY;
+    allocate.commandBufferCount = 1;
+    if (vkAllocateCommandBuffers(objects.device, &allocate, &objects.secondary) != VK_SUCCESS) return false;
+    const VkCommandBufferInheritanceInfo inheritance{VK_STRUCTURE_TYPE_COMMAND_BUFFER_INHERITANCE_INFO};
+    VkCommandBufferBeginInfo begin{VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO};
+    begin.flags = VK_COMMAND_BUFFER_USAGE_SIMULTANEOUS_USE_BIT;
+    begin.pInheritanceInfo = &inheritance;
+    vkBeginCommandBuffer(objects.secondary, &begin);
+    const std::array<uint32_t, 32> push_all{};
+    vkCmdBindPipeline(objects.secondary, VK_PIPELINE_BIND_POINT_COMPUTE, objects.pipelines[0]);
+    vkCmdBindDescriptorSets(objects.secondary, VK_PIPELINE_BIND_POINT_COMPUTE, objects.layout, 0, 1, &objects.sets[0], 0, nullptr);
+    vkCmdPushConstants(objects.secondary, objects.layout, VK_SHADER_STAGE_COMPUTE_BIT, 0, 128, push_all.data());
+    for (uint32_t l = 0; l < 32; ++l) RecordMixedLevel(objects, objects.secondary);
+    return vkEndCommandBuffer(objects.secondary) == VK_SUCCESS;
 }
 
 struct Case {
@@ -240,20 +285,7 @@ std::vector<Case> Cases(const Objects& objects, uint32_t count) {
     auto push = [o](VkCommandBuffer cmd, uint32_t offset) {
         vkCmdPushConstants(cmd, o->layout, VK_SHADER_STAGE_COMPUTE_BIT, offset, 16, kPush);
     };
-    // One scheduler level of the layer (layer/scheduler.cpp, fused level pass) with 8 nodes: 22 commands.
-    auto level = [o, push](VkCommandBuffer cmd, uint32_t) {
-        Barrier2(cmd, false);
-        vkCmdBindPipeline(cmd, VK_PIPELINE_BIND_POINT_COMPUTE, o->pipelines[0]);
-        push(cmd, 0);
-        vkCmdDispatch(cmd, 32, 1, 1);
-        Barrier2(cmd, true);
-        vkCmdBindPipeline(cmd, VK_PIPELINE_BIND_POINT_COMPUTE, o->pipelines[1]);
-        push(cmd, 0);
-        for (uint32_t node = 0; node < 8; ++node) {
-            push(cmd, kPushRangeBytes - 16);
-            vkCmdDispatchIndirect(cmd, o->large, node * sizeof(VkDispatchIndirectCommand));
-        }
-    };
+    auto level = [o](VkCommandBuffer cmd, uint32_t) { RecordMixedLevel(*o, cmd); };
     const uint32_t levels = std::max(count / 8, 1u);  // 256 commands -> 32 levels, the graph of the 3.2 ms figure
     return {
         {"vkCmdPipelineBarrier (VkMemoryBarrier, compute->compute)", 1, count,
@@ -288,6 +320,16 @@ std::vector<Case> Cases(const Objects& objects, uint32_t count) {
              vkCmdBindDescriptorSets(cmd, VK_PIPELINE_BIND_POINT_COMPUTE, o->layout, 0, 1, &o->sets[i % 2], 0, nullptr);
          }},
         {"mixed level (22 commands, 8 indirect nodes)", 22, levels, level},
+        {"vkCmdExecuteCommands (secondary: 32 mixed levels)", 1, 1,
+         [o](VkCommandBuffer cmd, uint32_t) { vkCmdExecuteCommands(cmd, 1, &o->secondary); }},
+        {"vkCmdExecuteCommands + rebind pipeline, set, 128 B push", 4, 1,
+         [o](VkCommandBuffer cmd, uint32_t) {
+             static const std::array<uint32_t, kPushRangeBytes / 4> all{};
+             vkCmdExecuteCommands(cmd, 1, &o->secondary);
+             vkCmdBindPipeline(cmd, VK_PIPELINE_BIND_POINT_COMPUTE, o->pipelines[0]);
+             vkCmdBindDescriptorSets(cmd, VK_PIPELINE_BIND_POINT_COMPUTE, o->layout, 0, 1, &o->sets[0], 0, nullptr);
+             vkCmdPushConstants(cmd, o->layout, VK_SHADER_STAGE_COMPUTE_BIT, 0, kPushRangeBytes, all.data());
+         }},
         {"mixed level, vkResetCommandPool (no RESET_BUFFER_BIT)", 22, levels, level, true},
     };
 }
@@ -357,7 +399,8 @@ int Run(int argc, char** argv) {
     test::TestDevice device(instance, device_options);
     Objects objects;  // after the device: destroyed before it
     objects.shader_words = std::move(shader_words);
-    if (device.result() != VK_SUCCESS || !objects.Create(instance.PhysicalDevice(), device.handle())) {
+    if (device.result() != VK_SUCCESS || !objects.Create(instance.PhysicalDevice(), device.handle()) ||
+        !RecordSecondary(objects, device.queue_family())) {
         std::fprintf(stderr, "no Vulkan 1.3 device with synchronization2, maintenance4 and bufferDeviceAddress: %s\n",
                      log.Problems().c_str());
         return 1;
