@@ -95,6 +95,19 @@ void AppendNodeMap(std::string* out, const char* key, const DispatchDescription&
 std::string FormatDroppedWork(const DispatchDescription& description, const DispatchReadback& readback) {
     const GraphHeader& header = readback.header;
     if (header.status_flags == 0 && header.dropped_records == 0) return {};
+    if (header.status_flags == runtime::kStatusUninitialized && header.dropped_records == 0) {
+        // A dispatch that rewrote the tables it reads (layer/scheduler.cpp, HostLevelZero) ran its records; one that
+        // checks initialization had none to drop. Either way the application broke VUID-...-scratch-10194.
+        std::string text = description.command;
+        text += " with execution graph ";
+        text += description.pipeline;
+        text += ": ";
+        text += DescribeStatus(header.status_flags);
+        text +=
+            " (VUID-vkCmdDispatchGraphAMDX-scratch-10194). No record was dropped: this dispatch rewrote what it reads of "
+            "scratch or had no records, but a driver that implements the extension would read undefined scratch.";
+        return text;
+    }
     std::string text = description.command + " with execution graph " + description.pipeline + ": " +
                        std::to_string(header.dropped_records) + " records were dropped (" + DescribeStatus(header.status_flags) +
                        ").";

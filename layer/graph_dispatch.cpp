@@ -165,8 +165,9 @@ void RecordInitializeScratch(DeviceState& device, VkCommandBuffer command_buffer
     if (!range) return;
     const GraphPipeline& pipeline = **graph;
     SchedulerRecorder recorder(&device.dispatch, device.meta_pipelines.get(), true, device.level_pass_records_per_workgroup);
-    RecordResult recorded = recorder.RecordInitialize(command_buffer, ScratchBinding{range->buffer, range->offset, scratch, scratch_size},
-                                                      pipeline.scratch_plan, pipeline.graph_tag, pipeline.static_infos, pipeline.output_table);
+    RecordResult recorded = recorder.RecordInitialize(
+        command_buffer, ScratchBinding{range->buffer, range->offset, scratch, scratch_size}, pipeline.scratch_plan,
+        pipeline.graph_tag, pipeline.dispatch_plan.node_table, pipeline.dispatch_plan.output_table);
     if (recorded.result != VK_SUCCESS) ReportDispatchError(device, command_buffer, std::string(command) + ": " + recorded.error);
 }
 

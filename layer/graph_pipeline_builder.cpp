@@ -315,6 +315,9 @@ void GraphPipeline::BuildDispatchPlan() {
         static_infos[n].dispatch_group_first = dispatch_plan.dispatch_group_first[n];
         static_infos[n].dispatch_group_size = dispatch_plan.dispatch_group_size[n];
     }
+    // Initialization writes these, and host-prepared dispatches rewrite them (GraphPlan::node_table).
+    dispatch_plan.node_table = static_infos;
+    dispatch_plan.output_table = output_table;
 }
 
 void GraphPipeline::Destroy(DeviceState& device, const VkAllocationCallbacks* allocator) {

@@ -1,6 +1,7 @@
 #include "scheduler.h"
 
 #include <algorithm>
+#include <array>
 #include <cstddef>
 #include <cstring>
 #include <optional>
@@ -160,6 +161,15 @@ StagedEntries StageEntries(const EntrySource& source, const GraphPlan& plan, VkD
 // for the long runs of NodeStates that stay zero. The payloads go into half 0's heap with one more vkCmdUpdateBuffer, in
 // place of the staging copy. Records are placed in info order, which is one of the orders the entry pass's atomics could
 // give.
+//
+// Where level 0 is direct (GraphPlan::direct_level_consumer; the entry pass's last workgroup would prepare it), the host
+// prepares it too: the consumer's arguments and directory in its NodeState, its statistics, and the header words that
+// meta_shaders/level_common.glsl's PrepareDirectLevel writes. Its node dispatch then follows the begin barrier, and no meta
+// pass runs before it. The entry pass's initialization check goes with the entry pass, so the begin transfers also rewrite
+// the node and output tables (GraphPlan::node_table, output_table; about 64 bytes per node): whatever scratch held, this
+// dispatch reads this graph's tables and stays inside scratch. They set GraphHeader::tables_tag, and the report flags
+// scratch that initialization did not write for this graph (WriteReport); a later dispatch that checks initialization
+// finds the tables rewritten for another graph and runs nothing (ScratchInitializedFor).
 struct HostLevelZero {
     struct Write {
         uint32_t offset;  // from GraphHeader::half_offset[0]
@@ -171,7 +181,25 @@ struct HostLevelZero {
     std::vector<uint8_t> data;
     std::vector<uint8_t> heap;  // the records' payloads, from half 0's heap
     uint32_t update_bytes = 0;
+    uint32_t records = 0;
+    uint32_t heap_top = 0;
+    // A direct level 0: its consumer (kInvalidNode: level 0 has a level pass) and the workgroups its dispatch runs.
+    uint32_t direct_consumer = kInvalidNode;
+    uint32_t direct_workgroups = 0;
 };
+
+// The node and output tables travel through the command buffer with every dispatch that prepares a direct level 0 on the
+// host; larger graphs keep the entry pass. 16 KiB holds the tables of a graph of about 250 nodes.
+constexpr size_t kRewrittenTablesMaxBytes = 16384;
+
+// VkDispatchIndirectCommand for `total` workgroups, as level_common.glsl's DispatchShape: x at most kDispatchSplitWidth,
+// y the rows.
+std::array<uint32_t, 3> DispatchShape(uint32_t total) {
+    if (total == 0) return {0, 0, 0};
+    const uint32_t width = runtime::kDispatchSplitWidth;
+    const uint32_t rows = total / width + (total % width != 0 ? 1 : 0);
+    return {std::min(total, width), std::min(rows, width), 1};
+}
 
 // What goes through the command buffer (vkCmdUpdateBuffer's data travels inside it) is at most 64 KiB for the half and 64
 // KiB for the payloads: 1024 entry records with 16 KiB of payloads took 27 µs less than the entry pass on an H200. Runs
@@ -207,10 +235,12 @@ void AppendHostWrite(HostLevelZero& level, uint32_t offset, const void* bytes, u
 }
 
 // Returns nothing where the entry pass must run instead: an info it would drop (unknown or non-entry node, which the
-// layer rejects before recording but the scheduler's own callers may pass), records that do not fit the half (the entry
-// pass reports the overflow) or more than kHostLevelZeroMaxBytes to write through the command buffer.
+// layer rejects before recording but the scheduler's own callers may pass, or for a direct level 0 a node other than its
+// consumer), records that do not fit the half (the entry pass reports the overflow) or more than kHostLevelZeroMaxBytes
+// to write through the command buffer. `direct_consumer`: level 0's consumer where it is direct, else kInvalidNode.
 std::optional<HostLevelZero> LayOutHostLevelZero(const VkDispatchGraphCountInfoAMDX& count_info, const GraphPlan& plan,
-                                                 const ScratchLayout& layout, uint32_t records_per_level_pass_workgroup) {
+                                                 const ScratchLayout& layout, uint32_t records_per_level_pass_workgroup,
+                                                 uint32_t direct_consumer) {
     const uint32_t node_count = plan.node_count();
     const auto* infos = static_cast<const uint8_t*>(count_info.infos.hostAddress);
     // First pass: check and size, so that nothing is allocated for a set the entry pass takes.
@@ -221,7 +251,8 @@ std::optional<HostLevelZero> LayOutHostLevelZero(const VkDispatchGraphCountInfoA
         if (info.payloadCount == 0) continue;
         // The entry pass's `dispatchable` (meta_shaders/enqueue_entries.comp, facts §12.3).
         if (info.nodeIndex >= node_count || !plan.nodes[info.nodeIndex].is_api_entry ||
-            plan.nodes[info.nodeIndex].shares_input_with != kInvalidNode || info.payloads.hostAddress == nullptr) {
+            plan.nodes[info.nodeIndex].shares_input_with != kInvalidNode || info.payloads.hostAddress == nullptr ||
+            (direct_consumer != kInvalidNode && info.nodeIndex != direct_consumer)) {
             return std::nullopt;
         }
         const NodeDispatchPlan& node = plan.nodes[info.nodeIndex];
@@ -260,6 +291,8 @@ std::optional<HostLevelZero> LayOutHostLevelZero(const VkDispatchGraphCountInfoA
     // Several infos may name one node; its state holds their sum.
     std::sort(node_records.begin(), node_records.end());
 
+    level.records = slot;
+    level.heap_top = heap_top;
     HalfHeader half{};
     half.heap_top = heap_top;
     half.record_count = slot;
@@ -277,6 +310,19 @@ std::optional<HostLevelZero> LayOutHostLevelZero(const VkDispatchGraphCountInfoA
         NodeState state{};
         const uint32_t node = node_records[i].first;
         for (; i < node_records.size() && node_records[i].first == node; ++i) state.record_count += node_records[i].second;
+        if (node == direct_consumer) {
+            // PrepareDirectLevel (meta_shaders/level_common.glsl): the record list is the consumer's directory, and a
+            // static broadcast consumer runs its grid per record, a thread or coalescing one a batch of records per
+            // workgroup. The scheduler makes level 0 direct only where these fit one dispatch (RecordDispatch, is_direct).
+            const uint64_t grid = plan.nodes[node].static_grid_workgroups;
+            const uint32_t per_workgroup = std::max(plan.node_table[node].records_per_workgroup, 1u);
+            level.direct_workgroups = grid != 0 ? static_cast<uint32_t>(state.record_count * grid)
+                                                : (state.record_count + per_workgroup - 1) / per_workgroup;
+            state.directory_base = 0u - layout.record_capacity;
+            state.workgroup_count = level.direct_workgroups;
+            const std::array<uint32_t, 3> shape = DispatchShape(level.direct_workgroups);
+            std::copy(shape.begin(), shape.end(), state.dispatch);
+        }
         const uint32_t offset = static_cast<uint32_t>(sizeof(HalfHeader) + size_t(node) * sizeof(NodeState));
         zeros_up_to(offset);
         AppendHostWrite(level, offset, &state, sizeof(state), false);
@@ -285,6 +331,7 @@ std::optional<HostLevelZero> LayOutHostLevelZero(const VkDispatchGraphCountInfoA
     zeros_up_to(static_cast<uint32_t>(sizeof(HalfHeader) + size_t(node_count) * sizeof(NodeState)));
     AppendHostWrite(level, written_to, entries.data(), static_cast<uint32_t>(list_bytes), false);
     if (level.update_bytes > kHostLevelZeroMaxBytes) return std::nullopt;
+    level.direct_consumer = direct_consumer;
     return level;
 }
 
@@ -416,6 +463,7 @@ RecordResult SchedulerRecorder::RecordInitialize(VkCommandBuffer cmd, const Scra
     GraphHeader header = HeaderFor(*layout);
     header.magic = runtime::kScratchMagic;
     header.graph_tag = graph_tag;
+    header.tables_tag = graph_tag;
     UpdateBuffer(cmd, scratch.buffer, scratch.offset, &header, sizeof(header));
     if (!nodes.empty()) {
         UpdateBuffer(cmd, scratch.buffer, scratch.offset + layout->node_table_offset, nodes.data(), nodes.size_bytes());
@@ -567,16 +615,30 @@ RecordResult SchedulerRecorder::RecordDispatch(VkCommandBuffer cmd, const Scratc
     // writes the report where that is a meta pass that always runs: the fused level pass of the last level, or the entry
     // pass when the only level is direct. (A direct last level after other levels is prepared by a lowered node's last
     // workgroup, which runs only if that level had any; the finish pass stays there, as for the split passes.)
+    // Host entries become level 0 directly (HostLevelZero) where they fit, and where level 0 is direct, the plan has the
+    // tables to rewrite; else they are staged for the entry pass.
+    std::optional<HostLevelZero> host_level_zero;
+    if (entries.kind == EntrySource::Kind::kHostInfos && fused && !plan.levels.empty()) {
+        // The tables follow the header (ScratchPlan), so one vkCmdUpdateBuffer writes the header's words and both.
+        const uint64_t node_table_bytes = uint64_t{node_count} * sizeof(runtime::NodeStaticInfo);
+        const bool tables_rewritable = plan.node_table.size() == node_count &&
+                                       plan.output_table.size() == plan.scratch_plan.output_table_entries() &&
+                                       layout->node_table_offset == sizeof(GraphHeader) &&
+                                       layout->output_table_offset == layout->node_table_offset + node_table_bytes &&
+                                       node_table_bytes + plan.output_table.size() * sizeof(uint32_t) <= kRewrittenTablesMaxBytes;
+        if (!is_direct(0)) {
+            host_level_zero =
+                LayOutHostLevelZero(entries.count_info, plan, *layout, level_pass_records_per_workgroup_, kInvalidNode);
+        } else if (tables_rewritable) {
+            host_level_zero = LayOutHostLevelZero(entries.count_info, plan, *layout, level_pass_records_per_workgroup_,
+                                                  plan.direct_level_consumer[0]);
+        }
+    }
+    const bool host_direct_level_zero = host_level_zero && host_level_zero->direct_consumer != kInvalidNode;
     const uint32_t last_level = plan.levels.empty() ? 0 : static_cast<uint32_t>(plan.levels.size() - 1);
     const bool report_by_preparer = report.address != 0 && !leftover_check && fused && !plan.levels.empty() &&
-                                    (!is_direct(last_level) || last_level == 0);
+                                    (!is_direct(last_level) || (last_level == 0 && !host_direct_level_zero));
     const bool finish_pass = leftover_check || (report.address != 0 && !report_by_preparer);
-    // Host entries become level 0 directly (HostLevelZero) where a level pass prepares that level (a direct level 0 is
-    // prepared by the entry pass's last workgroup) and they fit; else they are staged for the entry pass.
-    std::optional<HostLevelZero> host_level_zero;
-    if (entries.kind == EntrySource::Kind::kHostInfos && fused && !plan.levels.empty() && !is_direct(0)) {
-        host_level_zero = LayOutHostLevelZero(entries.count_info, plan, *layout, level_pass_records_per_workgroup_);
-    }
     VkPipeline enqueue = VK_NULL_HANDLE, prepare = VK_NULL_HANDLE, scatter = VK_NULL_HANDLE, write_args = VK_NULL_HANDLE,
                level_pass = VK_NULL_HANDLE, level_zero_pass = VK_NULL_HANDLE, finish = VK_NULL_HANDLE;
     const bool small_graph = node_count <= kFusedLevelSmallGraphMaxNodes;
@@ -594,7 +656,7 @@ RecordResult SchedulerRecorder::RecordDispatch(VkCommandBuffer cmd, const Scratc
                                          : std::span<const std::pair<MetaShader, VkPipeline*>>(split_pipelines)) {
         if (shader == MetaShader::kFinish && !finish_pass) continue;
         if (shader == MetaShader::kEnqueueEntries && host_level_zero) continue;
-        if (&level_zero_pass == pipeline && !host_level_zero) continue;
+        if (&level_zero_pass == pipeline && (!host_level_zero || host_direct_level_zero)) continue;
         const VkResult created = pipelines_->Get(shader, pipeline);
         if (created != VK_SUCCESS) {
             result.result = created;
@@ -616,6 +678,7 @@ RecordResult SchedulerRecorder::RecordDispatch(VkCommandBuffer cmd, const Scratc
     }
     result.host_dropped_records = staged.dropped;
     result.host_wrote_level_zero = host_level_zero.has_value();
+    result.host_prepared_direct_level_zero = host_direct_level_zero;
     const VkPipelineLayout meta_layout = pipelines_->layout();
 
     Barrier(cmd, kPriorStages, VK_ACCESS_2_SHADER_STORAGE_WRITE_BIT, VK_PIPELINE_STAGE_2_TRANSFER_BIT, VK_ACCESS_2_TRANSFER_WRITE_BIT);
@@ -636,13 +699,43 @@ RecordResult SchedulerRecorder::RecordDispatch(VkCommandBuffer cmd, const Scratc
         header.report_stats = report.stats_count | (report.stats_only_on_drops ? kStatsOnlyOnDrops : 0u);
         header.report_level = last_level;
     }
-    // Everything after graph_tag (magic and graph_tag belong to initialization); counters and high-water marks start at 0.
-    constexpr size_t kHeaderBegin = offsetof(GraphHeader, node_count), kHeaderEnd = offsetof(GraphHeader, reserved);
-    UpdateBuffer(cmd, scratch.buffer, scratch.offset + kHeaderBegin, reinterpret_cast<const uint8_t*>(&header) + kHeaderBegin,
-                 kHeaderEnd - kHeaderBegin);
-    // Per-node statistics start at zero, except host entries that did not fit the staging area: charged to their node.
+    // Everything after graph_tag up to tables_tag (magic and graph_tag belong to initialization, tables_tag to whoever
+    // wrote the tables); counters and high-water marks start at 0.
+    constexpr size_t kHeaderBegin = offsetof(GraphHeader, node_count), kHeaderEnd = offsetof(GraphHeader, tables_tag);
+    if (host_direct_level_zero) {
+        // What PrepareDirectLevel (meta_shaders/level_common.glsl) writes into the header for level 0, and the tables
+        // with their tag, which follow the header: one vkCmdUpdateBuffer from node_count to the output table's end.
+        const std::array<uint32_t, 3> shape = DispatchShape(host_level_zero->direct_workgroups);
+        header.level_workgroups[0] = shape[0] * shape[1] * shape[2];
+        header.input_half = 0;
+        header.level = 0;
+        header.levels_run = host_level_zero->records != 0 ? 1 : 0;
+        header.heap_high_water = host_level_zero->heap_top;
+        header.record_high_water = host_level_zero->records;
+        header.tables_tag = plan.graph_tag;
+        std::vector<uint8_t> bytes(layout->output_table_offset + plan.output_table.size() * sizeof(uint32_t) - kHeaderBegin);
+        std::memcpy(bytes.data(), reinterpret_cast<const uint8_t*>(&header) + kHeaderBegin, sizeof(GraphHeader) - kHeaderBegin);
+        std::memcpy(bytes.data() + layout->node_table_offset - kHeaderBegin, plan.node_table.data(),
+                    plan.node_table.size() * sizeof(runtime::NodeStaticInfo));
+        std::memcpy(bytes.data() + layout->output_table_offset - kHeaderBegin, plan.output_table.data(),
+                    plan.output_table.size() * sizeof(uint32_t));
+        UpdateBuffer(cmd, scratch.buffer, scratch.offset + kHeaderBegin, bytes.data(), bytes.size());
+    } else {
+        UpdateBuffer(cmd, scratch.buffer, scratch.offset + kHeaderBegin, reinterpret_cast<const uint8_t*>(&header) + kHeaderBegin,
+                     kHeaderEnd - kHeaderBegin);
+    }
+    // Per-node statistics start at zero, except host entries that did not fit the staging area: charged to their node, and
+    // a direct level 0 prepared on the host: its consumer's (WriteDispatchArgs and PrepareDirectLevel).
     if (node_count != 0) {
-        if (staged.dropped_per_node.empty()) {
+        if (host_direct_level_zero) {
+            std::vector<runtime::NodeStats> stats(node_count);
+            runtime::NodeStats& consumer = stats[host_level_zero->direct_consumer];
+            consumer.records = host_level_zero->records;
+            consumer.dispatches = host_level_zero->direct_workgroups != 0 ? 1 : 0;
+            consumer.workgroups = host_level_zero->direct_workgroups;
+            UpdateBuffer(cmd, scratch.buffer, scratch.offset + layout->node_stats_offset, stats.data(),
+                         stats.size() * sizeof(stats[0]));
+        } else if (staged.dropped_per_node.empty()) {
             dispatch_->CmdFillBuffer(cmd, scratch.buffer, scratch.offset + layout->node_stats_offset,
                                      VkDeviceSize(node_count) * sizeof(runtime::NodeStats), 0);
         } else {
@@ -678,10 +771,19 @@ RecordResult SchedulerRecorder::RecordDispatch(VkCommandBuffer cmd, const Scratc
         }
     }
     if (!staged.bytes.empty()) UpdateBuffer(cmd, scratch.buffer, scratch.offset + layout->HeapOffset(1), staged.bytes.data(), staged.bytes.size());
-    Barrier(cmd, VK_PIPELINE_STAGE_2_TRANSFER_BIT, VK_ACCESS_2_TRANSFER_WRITE_BIT, VK_PIPELINE_STAGE_2_COMPUTE_SHADER_BIT, kShaderReadWrite);
+    // A direct level 0 prepared here is dispatched next, with the arguments these transfers wrote.
+    if (host_direct_level_zero) {
+        Barrier(cmd, VK_PIPELINE_STAGE_2_TRANSFER_BIT, VK_ACCESS_2_TRANSFER_WRITE_BIT,
+                VK_PIPELINE_STAGE_2_COMPUTE_SHADER_BIT | VK_PIPELINE_STAGE_2_DRAW_INDIRECT_BIT,
+                kShaderReadWrite | VK_ACCESS_2_INDIRECT_COMMAND_READ_BIT);
+    } else {
+        Barrier(cmd, VK_PIPELINE_STAGE_2_TRANSFER_BIT, VK_ACCESS_2_TRANSFER_WRITE_BIT, VK_PIPELINE_STAGE_2_COMPUTE_SHADER_BIT,
+                kShaderReadWrite);
+    }
 
     // 2. Entries into half 0, unless the begin transfers wrote them: then level 0's pass follows the begin barrier, and
-    // checks that scratch was initialized for this graph as the entry pass would have.
+    // checks that scratch was initialized for this graph as the entry pass would have, or level 0 is direct and its node
+    // dispatch follows (the transfers rewrote the tables it reads, and the report makes the check).
     if (!host_level_zero) {
         const EnqueueParams enqueue_params{scratch.address, count_info_address, plan.graph_tag, 0};
         RunMeta(cmd, enqueue, meta_layout, &enqueue_params, sizeof(enqueue_params), entry_workgroups);
@@ -713,10 +815,13 @@ RecordResult SchedulerRecorder::RecordDispatch(VkCommandBuffer cmd, const Scratc
         if (labels) BeginLabel(cmd, "level " + std::to_string(level));
         if (is_direct(level)) {
             // Prepared by the last workgroup of the previous level (its arguments, and the cleared half it writes):
-            // one barrier, after those writes and the previous level's indirect reads of the arguments it cleared.
-            Barrier(cmd, kPriorStages, VK_ACCESS_2_SHADER_STORAGE_WRITE_BIT,
-                    VK_PIPELINE_STAGE_2_COMPUTE_SHADER_BIT | VK_PIPELINE_STAGE_2_DRAW_INDIRECT_BIT,
-                    kShaderReadWrite | VK_ACCESS_2_INDIRECT_COMMAND_READ_BIT);
+            // one barrier, after those writes and the previous level's indirect reads of the arguments it cleared. A
+            // level 0 the host prepared follows the begin barrier.
+            if (level != 0 || !host_direct_level_zero) {
+                Barrier(cmd, kPriorStages, VK_ACCESS_2_SHADER_STORAGE_WRITE_BIT,
+                        VK_PIPELINE_STAGE_2_COMPUTE_SHADER_BIT | VK_PIPELINE_STAGE_2_DRAW_INDIRECT_BIT,
+                        kShaderReadWrite | VK_ACCESS_2_INDIRECT_COMMAND_READ_BIT);
+            }
         } else {
             // The previous step's writes (entry pass or nodes), and its indirect reads of the args this level's pass clears.
             // Level 0 written by the begin transfers follows their barrier.

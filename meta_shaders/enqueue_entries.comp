@@ -26,7 +26,7 @@ void main() {
     GraphHeader header = GraphHeader(pc.scratch);
     // VUID-...-scratch-10194: scratch must hold this graph's initialization. If it does not, the node table is not
     // this graph's, so nothing may be enqueued; every record is reported instead.
-    const bool initialized = header.magic == kScratchMagic && header.graph_tag == pc.graph_tag;
+    const bool initialized = ScratchInitializedFor(header, pc.graph_tag);
     const uint node_count = header.node_count;
     const uint record_capacity = header.record_capacity;
     const uint heap_capacity = header.heap_capacity;

@@ -324,7 +324,7 @@ void main() {
     // vkCmdDispatchGraphAMDX the host may have written level 0's records itself (layer/scheduler.cpp, HostLevelZero), and
     // then this pass is the first to read the node table. Without this graph's table nothing may run: level 0's records
     // are reported, charged to their nodes as the entry pass charges them, and the level proceeds as an empty one.
-    const bool uninitialized = kChecksInitialization && (header.magic != kScratchMagic || header.graph_tag != pc.graph_tag);
+    const bool uninitialized = kChecksInitialization && !ScratchInitializedFor(header, pc.graph_tag);
     if (uninitialized && gl_WorkGroupID.x == 0u) {
         for (uint n = t; n < node_count; n += gl_WorkGroupSize.x) {
             const uint count = input_half.nodes[n].record_count;

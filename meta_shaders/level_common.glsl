@@ -41,7 +41,22 @@ void WriteReport(uint64_t scratch, GraphHeader header, uint64_t slot_address, ui
     if ((stats_field & kReportStatsOnlyOnDrops) == 0u || dropped) {
         for (uint i = t; i < stats_count * (kNodeStatsSize / 4u); i += invocations) slot.w[kReportSlotStatsWord + i] = stats.w[i];
     }
-    for (uint i = t; i < kGraphHeaderSize / 4u; i += invocations) slot.w[kReportSlotHeaderWord + i] = header_words.w[i];
+    for (uint i = t; i < kGraphHeaderSize / 4u; i += invocations) {
+        uint word = header_words.w[i];
+        if (i == kGraphHeaderStatusFlagsOffset / 4u) {
+            // VUID-...-scratch-10194: a dispatch whose begin transfers rewrote the node and output tables (tables_tag is
+            // then this graph's; layer/scheduler.cpp, HostLevelZero) ran without relying on initialization, so no pass
+            // checked it. The report says what initialization was for: magic and graph_tag are written by it alone.
+            // Where a pass did check, it has flagged the same already (a check passes only with tables_tag == graph_tag,
+            // ScratchInitializedFor). Loaded with the status word, not before the copy: the report ends the dispatch's
+            // critical path, and a load before it cost classify_8 about 0.4 µs on an H200 (docs/performance.md).
+            const bool uninitialized = header_words.w[kGraphHeaderMagicOffset / 4u] != kScratchMagic ||
+                                       header_words.w[kGraphHeaderGraphTagOffset / 4u] !=
+                                           header_words.w[kGraphHeaderTablesTagOffset / 4u];
+            if (uninitialized) word |= kStatusUninitialized;
+        }
+        slot.w[kReportSlotHeaderWord + i] = word;
+    }
     memoryBarrierBuffer();
     barrier();
     if (t == 0u) slot.w[kReportSlotSerialWord] = serial;

@@ -60,6 +60,7 @@ const uint kGraphHeaderRecordHighWaterOffset = 72u;
 const uint kGraphHeaderLevelPassRecordsPerWorkgroupOffset = 76u;
 const uint kGraphHeaderLevelWorkgroupsOffset = 80u;
 const uint kGraphHeaderDirectLevelConsumerOffset = 88u;
+const uint kGraphHeaderTablesTagOffset = 236u;
 const uint kNodeStatsSize = 32u;
 const uint kNodeStatsRecordsOffset = 0u;
 const uint kNodeStatsDispatchesOffset = 4u;
@@ -133,7 +134,8 @@ layout(buffer_reference, std430, buffer_reference_align = 8) buffer GraphHeader 
     uint report_serial;
     uint report_stats;
     uint report_level;
-    uint header_reserved[5];
+    uint tables_tag;  // the graph whose node and output tables scratch holds (scratch_layout.h)
+    uint header_reserved[4];
 };
 
 struct NodeStats {
@@ -230,6 +232,13 @@ layout(buffer_reference, std430, buffer_reference_align = 4) buffer Words {
 // Where the parts of half `h` start, in bytes from the scratch base. The HalfHeader comment in scratch_layout.h fixes
 // the order: NodeState[node_count], RecordEntry[record_capacity], DirectoryEntry[record_capacity], heap. Since
 // sizeof(HalfHeader) = 128 and every element size is a multiple of 16, the heap stays 16-byte aligned when the half is.
+// VUID-vkCmdDispatchGraphAMDX-scratch-10194 (facts §11): scratch must hold graph `tag`'s initialization. Its tables must
+// also still be that graph's: a dispatch of another graph (itself invalid, and reported) may have rewritten them
+// (GraphHeader::tables_tag). Where this fails, the node and output tables cannot be trusted, so nothing may run.
+bool ScratchInitializedFor(GraphHeader header, uint tag) {
+    return header.magic == kScratchMagic && header.graph_tag == tag && header.tables_tag == tag;
+}
+
 uint HalfNodesOffset(GraphHeader header, uint h) {
     return header.half_offset[h] + kHalfHeaderSize;
 }

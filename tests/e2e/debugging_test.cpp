@@ -286,6 +286,63 @@ TEST_F(DebugLabels, WithoutALeftoverCheckTheFinishPassRunsAlongsideTheLastLevel)
     EXPECT_EQ(context.log().Problems(), "");
 }
 
+// A direct level 0 (a thread node: its records can only be its own) dispatched from the host: the begin transfers write
+// its records and prepare its dispatch, and rewrite the node and output tables so that no entry pass has to check
+// initialization (layer/scheduler.cpp, HostLevelZero). So the dispatch is the begin barrier pair, the node's dispatch, the
+// finish pass alongside it (the node has no outputs, so the finish pass only writes the report) and the end barrier: no
+// meta pass waits before the node.
+TEST_F(DebugLabels, AHostDispatchOfADirectLevelZeroHasNoMetaPassBeforeItsNode) {
+    GraphTestContext context(WithCapture());
+    ASSERT_TRUE(context.ok());
+    CaptureReader capture;
+    ASSERT_TRUE(capture.ok()) << dlerror();
+    TestBuffer uav = context.CreateBuffer(64 * sizeof(uint32_t), VK_BUFFER_USAGE_STORAGE_BUFFER_BIT);
+    VkPipelineLayout layout = context.CreateStorageBufferLayout({&uav});
+    VkPipeline graph = context.CreateGraph({{ReadCorpus("thread_node"), "main"}}, layout);
+    ASSERT_NE(graph, VK_NULL_HANDLE) << context.log().Problems();
+    VkExecutionGraphPipelineScratchSizeAMDX size{VK_STRUCTURE_TYPE_EXECUTION_GRAPH_PIPELINE_SCRATCH_SIZE_AMDX};
+    EXPECT_EQ(context.vkGetExecutionGraphPipelineScratchSizeAMDX(context.device(), graph, &size), VK_SUCCESS);
+    TestBuffer scratch = context.CreateScratch(size.minSize);
+    context.Submit(
+        [&](VkCommandBuffer cmd) { context.vkCmdInitializeGraphScratchMemoryAMDX(cmd, graph, scratch.address, scratch.size); });
+    // tests/spirv_corpus/thread_node.spvasm: each record {index, value} stores UAV[index] = value.
+    struct Record {
+        uint32_t index, value;
+    };
+    std::vector<Record> records(40);
+    for (uint32_t i = 0; i < records.size(); ++i) records[i] = {i, 7 * i + 3};
+    VkDispatchGraphInfoAMDX info{context.NodeIndex(graph, "main", 0), static_cast<uint32_t>(records.size()), {}, sizeof(Record)};
+    info.payloads.hostAddress = records.data();
+    VkDispatchGraphCountInfoAMDX count_info{1, {}, sizeof(info)};
+    count_info.infos.hostAddress = &info;
+    capture.Clear();
+    context.Submit([&](VkCommandBuffer cmd) {
+        vkCmdBindPipeline(cmd, VK_PIPELINE_BIND_POINT_EXECUTION_GRAPH_AMDX, graph);
+        VkDescriptorSet set = context.descriptor_set();
+        vkCmdBindDescriptorSets(cmd, VK_PIPELINE_BIND_POINT_EXECUTION_GRAPH_AMDX, layout, 0, 1, &set, 0, nullptr);
+        context.vkCmdDispatchGraphAMDX(cmd, scratch.address, scratch.size, &count_info);
+    });
+    const std::vector<std::string> events = capture.Events();
+    for (uint32_t i = 0; i < 64; ++i) EXPECT_EQ(uav.As<uint32_t>()[i], i < records.size() ? 7 * i + 3 : 0u) << "UAV[" << i << "]";
+    // The dispatch's commands (inside its label region), without labels and binds.
+    std::vector<std::string> commands;
+    int depth = 0;
+    for (const std::string& event : events) {
+        if (event.starts_with("begin ")) {
+            depth += depth > 0 || event.starts_with("begin vkCmdDispatchGraphAMDX") ? 1 : 0;
+        } else if (depth > 0 && event == "end") {
+            --depth;
+        } else if (depth > 0 && !event.starts_with("bind_pipeline ")) {
+            commands.push_back(event);
+        }
+    }
+    EXPECT_EQ(commands, (std::vector<std::string>{"barrier", "barrier", "dispatch_indirect", "dispatch", "barrier"}))
+        << Joined(events);
+    EXPECT_EQ(context.log().Problems(), "");
+    context.Destroy(scratch);
+    context.Destroy(uav);
+}
+
 // Nodes lowered from one module share a pipeline, and consecutive ones form a dispatch group that a level binds once and
 // dispatches once (docs/design.md, "Dispatch groups"): level 0 dispatches the four Entry[i] as one group (the B[i] sinks
 // are API entries too, but this dispatch names none of them, so level 0 leaves them out), level 1 the four sinks as one

@@ -4,6 +4,7 @@
 // below the layer with synchronization validation, and any message a test does not expect fails it.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cstdlib>
 #include <cstring>
@@ -237,9 +238,42 @@ TEST_F(Robustness, GraphCommandsInSecondaryCommandBuffersAreSkipped) {
     context_.log().Clear();
 }
 
-// Scratch that was never initialised (facts §11) is detected on the GPU (no scratch header for this graph): no node runs
-// and the application is told by the time its wait returns.
-TEST_F(Robustness, UninitializedScratchIsReportedAndNothingRuns) {
+// Scratch that was never initialised (facts §11, VUID-vkCmdDispatchGraphAMDX-scratch-10194) is detected on the GPU (no
+// scratch header for this graph) where the entry pass runs: no node runs and the application is told by the time its
+// wait returns. vkCmdDispatchGraphIndirectAMDX reads its infos and payloads on the device, so the entry pass runs.
+TEST_F(Robustness, UninitializedScratchIsReportedAndNothingRunsWhereTheEntryPassChecks) {
+    TestBuffer& uav = Uav(64);
+    VkPipelineLayout layout = context_.CreateStorageBufferLayout({&uav});
+    VkPipeline graph = context_.CreateGraph({ThreadNodeStage()}, layout);
+    ASSERT_NE(graph, VK_NULL_HANDLE) << context_.log().Problems();
+    VkExecutionGraphPipelineScratchSizeAMDX size{VK_STRUCTURE_TYPE_EXECUTION_GRAPH_PIPELINE_SCRATCH_SIZE_AMDX};
+    ASSERT_EQ(context_.vkGetExecutionGraphPipelineScratchSizeAMDX(context_.device(), graph, &size), VK_SUCCESS);
+    TestBuffer& scratch = Own(context_.CreateScratch(size.minSize));  // never initialised
+    // One VkDispatchGraphInfoAMDX, then its 16 payloads, in one device buffer.
+    const std::vector<IndexValueRecord> records = IndexValueRecords(16, 1);
+    TestBuffer& entry_data = Own(context_.CreateBuffer(256, VK_BUFFER_USAGE_STORAGE_BUFFER_BIT));
+    VkDispatchGraphInfoAMDX info{
+        context_.NodeIndex(graph, "main", 0), static_cast<uint32_t>(records.size()), {}, sizeof(IndexValueRecord)};
+    info.payloads.deviceAddress = entry_data.address + 64;
+    std::memcpy(entry_data.As<uint8_t>(), &info, sizeof(info));
+    std::memcpy(entry_data.As<uint8_t>() + 64, records.data(), records.size() * sizeof(IndexValueRecord));
+    VkDispatchGraphCountInfoAMDX count_info{1, {}, sizeof(info)};
+    count_info.infos.deviceAddress = entry_data.address;
+    context_.Submit([&](VkCommandBuffer cmd) {
+        BindGraph(cmd, graph, layout, context_.descriptor_set());
+        context_.vkCmdDispatchGraphIndirectAMDX(cmd, scratch.address, scratch.size, &count_info);
+    });
+    ExpectUav(uav, {});
+    EXPECT_EQ(CountMessages(context_.log(), "EXECGRAPH-DROPPED-WORK", "16 records were dropped (scratch was not initialized"), 1u)
+        << context_.log().Problems();
+    context_.log().Clear();
+}
+
+// vkCmdDispatchGraphAMDX of a graph whose level 0 is direct (a thread node) has no entry pass: the begin transfers write
+// and prepare level 0, and rewrite the node and output tables, so the dispatch reads nothing that initialization wrote
+// (layer/scheduler.cpp, HostLevelZero). Uninitialised scratch then cannot misdirect it: the records run, and the report
+// still names the missing initialization.
+TEST_F(Robustness, UninitializedScratchIsReportedWhereTheHostPreparedADirectLevelZero) {
     TestBuffer& uav = Uav(64);
     VkPipelineLayout layout = context_.CreateStorageBufferLayout({&uav});
     VkPipeline graph = context_.CreateGraph({ThreadNodeStage()}, layout);
@@ -255,9 +289,81 @@ TEST_F(Robustness, UninitializedScratchIsReportedAndNothingRuns) {
         BindGraph(cmd, graph, layout, context_.descriptor_set());
         context_.vkCmdDispatchGraphAMDX(cmd, scratch.address, scratch.size, &count_info);
     });
-    ExpectUav(uav, {});
-    EXPECT_EQ(CountMessages(context_.log(), "EXECGRAPH-DROPPED-WORK", "not initialized"), 1u) << context_.log().Problems();
+    std::vector<uint32_t> expected(64, 0);
+    for (const IndexValueRecord& record : records) expected[record.index] = record.value;
+    ExpectUav(uav, expected);
+    EXPECT_EQ(CountMessages(context_.log(), "EXECGRAPH-DROPPED-WORK", "scratch was not initialized for this graph"), 1u)
+        << context_.log().Problems();
+    EXPECT_EQ(CountMessages(context_.log(), "EXECGRAPH-DROPPED-WORK", "No record was dropped"), 1u) << context_.log().Problems();
+    EXPECT_EQ(context_.log().CountWithId("EXECGRAPH-DROPPED-WORK"), 1u) << context_.log().Problems();
     context_.log().Clear();
+}
+
+// A dispatch that rewrote the tables (above) leaves them another graph's in scratch that was initialised for this one.
+// This graph's level 0 has a level pass (its dispatch names two nodes), which checks initialization: it must not trust
+// those tables (GraphHeader::tables_tag), so nothing runs and the records are reported, until scratch is initialised
+// again. Graph "two" has two thread nodes main[0] and main[1], graph "one" a single thread node.
+TEST_F(Robustness, TablesAnotherGraphsDispatchRewroteAreNotTrusted) {
+    TestBuffer& uav = Uav(64);
+    VkPipelineLayout layout = context_.CreateStorageBufferLayout({&uav});
+    VkPipeline two = context_.CreateGraph({ThreadNodeStage(), {ReadCorpus("thread_node"), "main", "main", 1}}, layout);
+    VkPipeline one = context_.CreateGraph({ThreadNodeStage()}, layout);
+    ASSERT_NE(two, VK_NULL_HANDLE) << context_.log().Problems();
+    ASSERT_NE(one, VK_NULL_HANDLE) << context_.log().Problems();
+    VkDeviceSize min_size = 0;
+    for (VkPipeline graph : {two, one}) {
+        VkExecutionGraphPipelineScratchSizeAMDX size{VK_STRUCTURE_TYPE_EXECUTION_GRAPH_PIPELINE_SCRATCH_SIZE_AMDX};
+        ASSERT_EQ(context_.vkGetExecutionGraphPipelineScratchSizeAMDX(context_.device(), graph, &size), VK_SUCCESS);
+        min_size = std::max(min_size, size.minSize);
+    }
+    TestBuffer& scratch = Own(context_.CreateScratch(min_size));
+    // "two": main[0] stores to UAV words 0..15, main[1] to 16..31. "one": values from 500 to words 40..47.
+    const std::vector<IndexValueRecord> first = IndexValueRecords(16, 1);
+    std::vector<IndexValueRecord> second = IndexValueRecords(16, 100);
+    for (IndexValueRecord& record : second) record.index += 16;
+    std::vector<IndexValueRecord> third = IndexValueRecords(8, 500);
+    for (IndexValueRecord& record : third) record.index += 40;
+    VkDispatchGraphInfoAMDX two_infos[2] = {HostInfo(context_.NodeIndex(two, "main", 0), first),
+                                            HostInfo(context_.NodeIndex(two, "main", 1), second)};
+    VkDispatchGraphCountInfoAMDX two_count_info{2, {}, sizeof(VkDispatchGraphInfoAMDX)};
+    two_count_info.infos.hostAddress = two_infos;
+    VkDispatchGraphInfoAMDX one_info = HostInfo(context_.NodeIndex(one, "main", 0), third);
+    VkDispatchGraphCountInfoAMDX one_count_info{1, {}, sizeof(one_info)};
+    one_count_info.infos.hostAddress = &one_info;
+
+    // Initialised for "two", dispatched with "one": "one" runs on the tables it wrote, and is reported.
+    context_.Submit([&](VkCommandBuffer cmd) {
+        context_.vkCmdInitializeGraphScratchMemoryAMDX(cmd, two, scratch.address, scratch.size);
+        BindGraph(cmd, one, layout, context_.descriptor_set());
+        context_.vkCmdDispatchGraphAMDX(cmd, scratch.address, scratch.size, &one_count_info);
+    });
+    std::vector<uint32_t> expected(64, 0);
+    for (const IndexValueRecord& record : third) expected[record.index] = record.value;
+    ExpectUav(uav, expected);
+    EXPECT_EQ(CountMessages(context_.log(), "EXECGRAPH-DROPPED-WORK", "No record was dropped"), 1u) << context_.log().Problems();
+    context_.log().Clear();
+
+    // Then "two" without initialising again: its level pass finds "one"'s tables, so none of its 32 records runs.
+    context_.Submit([&](VkCommandBuffer cmd) {
+        BindGraph(cmd, two, layout, context_.descriptor_set());
+        context_.vkCmdDispatchGraphAMDX(cmd, scratch.address, scratch.size, &two_count_info);
+    });
+    ExpectUav(uav, expected);
+    EXPECT_EQ(CountMessages(context_.log(), "EXECGRAPH-DROPPED-WORK", "32 records were dropped (scratch was not initialized"), 1u)
+        << context_.log().Problems();
+    context_.log().Clear();
+
+    // Initialised again, "two" runs all of them.
+    context_.Submit([&](VkCommandBuffer cmd) {
+        context_.vkCmdInitializeGraphScratchMemoryAMDX(cmd, two, scratch.address, scratch.size);
+        BindGraph(cmd, two, layout, context_.descriptor_set());
+        context_.vkCmdDispatchGraphAMDX(cmd, scratch.address, scratch.size, &two_count_info);
+    });
+    for (const std::vector<IndexValueRecord>* records : {&first, static_cast<const std::vector<IndexValueRecord>*>(&second)}) {
+        for (const IndexValueRecord& record : *records) expected[record.index] = record.value;
+    }
+    ExpectUav(uav, expected);
+    EXPECT_EQ(context_.log().Problems(), "");
 }
 
 // The same where level 0 has a level pass: a dispatch naming two nodes. The host then writes level 0's records with the

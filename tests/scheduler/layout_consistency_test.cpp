@@ -63,6 +63,7 @@ TEST(LayoutConsistency, GlslConstantsMatchTheCppHeader) {
         {"kGraphHeaderLevelPassRecordsPerWorkgroupOffset", offsetof(GraphHeader, level_pass_records_per_workgroup)},
         {"kGraphHeaderLevelWorkgroupsOffset", offsetof(GraphHeader, level_workgroups)},
         {"kGraphHeaderDirectLevelConsumerOffset", offsetof(GraphHeader, direct_level_consumer)},
+        {"kGraphHeaderTablesTagOffset", offsetof(GraphHeader, tables_tag)},
         {"kMaxLevels", kMaxLevels},
         {"kNodeStatsSize", sizeof(NodeStats)},
         {"kNodeStatsRecordsOffset", offsetof(NodeStats, records)},
@@ -165,8 +166,8 @@ TEST(LayoutConsistency, GlslStructsMatchTheCppStructs) {
     expected_header->level_workgroups[1] = 24;
     expected_header->direct_level_consumer[0] = 25;
     expected_header->direct_level_consumer[kMaxLevels - 1] = 26;
-    expected_header->reserved[0] = 20;
-    expected_header->reserved[4] = 21;
+    expected_header->tables_tag = 20;
+    expected_header->reserved[3] = 21;
     expected_header->report_slot = 0x0123456789ABCDEFull;
     expected_header->report_serial = 27;
     expected_header->report_stats = 28;

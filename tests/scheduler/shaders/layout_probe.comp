@@ -36,8 +36,8 @@ void main() {
     header.level_workgroups[1] = 24u;
     header.direct_level_consumer[0] = 25u;
     header.direct_level_consumer[kMaxLevels - 1u] = 26u;
-    header.header_reserved[0] = 20u;
-    header.header_reserved[4] = 21u;
+    header.tables_tag = 20u;
+    header.header_reserved[3] = 21u;
     header.report_slot = 0x0123456789ABCDEFul;
     header.report_serial = 27u;
     header.report_stats = 28u;

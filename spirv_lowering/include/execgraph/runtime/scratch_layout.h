@@ -91,7 +91,12 @@ struct GraphHeader {
     uint32_t report_serial;
     uint32_t report_stats;
     uint32_t report_level;
-    uint32_t reserved[5];
+    // The graph whose node table and output table scratch holds: written with graph_tag by initialization, and by a
+    // dispatch whose begin transfers rewrite both tables (layer/scheduler.cpp, HostLevelZero with a direct level 0).
+    // graph_tag alone then still says what initialization was for, and a check for this graph needs both to match:
+    // after another graph's dispatch rewrote the tables of scratch initialized for this one, they are not this graph's.
+    uint32_t tables_tag;
+    uint32_t reserved[4];
 };
 static_assert(sizeof(GraphHeader) == 256);
 // maxExecutionGraphDepth as advertised: a graph has at most this many levels (GraphHeader::direct_level_consumer).
