@@ -1,5 +1,7 @@
 #include "scheduler.h"
 
+#include "emulation_support.h"
+
 #include <algorithm>
 #include <array>
 #include <cstddef>
@@ -72,6 +74,10 @@ constexpr uint32_t kFinishWorkgroupSize = 256;
 constexpr uint32_t kMaxFinishWorkgroups = 64;
 
 constexpr VkDeviceSize kUpdateBufferMax = 65536;  // vkCmdUpdateBuffer dataSize limit
+
+// NodeStaticInfo::launch of a dynamic broadcast node: spirv::LaunchKind::kBroadcastDynamic, kLaunchBroadcastDynamic in
+// meta_shaders/scratch_layout.glsl (this file stays free of the SPIR-V headers, as the scheduler tests build it alone).
+constexpr uint32_t kLaunchBroadcastDynamic = 1;
 
 constexpr uint32_t AlignUp4(uint32_t value) { return (value + 3u) & ~3u; }
 
@@ -162,10 +168,11 @@ StagedEntries StageEntries(const EntrySource& source, const GraphPlan& plan, VkD
 // place of the staging copy. Records are placed in info order, which is one of the orders the entry pass's atomics could
 // give.
 //
-// Where level 0 is direct (GraphPlan::direct_level_consumer; the entry pass's last workgroup would prepare it), the host
-// prepares it too: the consumer's arguments and directory in its NodeState, its statistics, and the header words that
-// meta_shaders/level_common.glsl's PrepareDirectLevel writes. Its node dispatch then follows the begin barrier, and no meta
-// pass runs before it. The entry pass's initialization check goes with the entry pass, so the begin transfers also rewrite
+// Where level 0 is direct (GraphPlan::direct_level_consumer; the entry pass's last workgroup would prepare it), or its
+// only node is a dynamic broadcast node (whose level pass would only scatter its directory and write its arguments),
+// the host prepares it too: the consumer's arguments and directory in its NodeState, its statistics, and the header
+// words that meta_shaders/level_common.glsl's PrepareDirectLevel (or the level pass) writes. Its node dispatch then
+// follows the begin barrier, and no meta pass runs before it. The entry pass's initialization check goes with the entry pass, so the begin transfers also rewrite
 // the node and output tables (GraphPlan::node_table, output_table; about 64 bytes per node): whatever scratch held, this
 // dispatch reads this graph's tables and stays inside scratch. They set GraphHeader::tables_tag, and the report flags
 // scratch that initialization did not write for this graph (WriteReport); a later dispatch that checks initialization
@@ -184,13 +191,15 @@ struct HostLevelZero {
     uint32_t records = 0;
     uint32_t heap_top = 0;
     // A direct level 0: its consumer (kInvalidNode: level 0 has a level pass) and the workgroups its dispatch runs.
-    uint32_t direct_consumer = kInvalidNode;
-    uint32_t direct_workgroups = 0;
+    uint32_t prepared_consumer = kInvalidNode;
+    uint32_t prepared_workgroups = 0;
 };
 
-// The node and output tables travel through the command buffer with every dispatch that prepares a direct level 0 on the
-// host; larger graphs keep the entry pass. 16 KiB holds the tables of a graph of about 250 nodes.
-constexpr size_t kRewrittenTablesMaxBytes = 16384;
+// The node and output tables travel through the command buffer with every dispatch whose level 0 the host prepares;
+// larger graphs keep the entry pass or level 0's level pass. 128 KiB holds the tables of a graph of about 2000 nodes. On
+// an H200 writing the 70 KB of a 1025-node classification graph cost most of what skipping its level 0's level pass
+// saves: `classify_8_of_1024` took 2.0 µs (2.3%) less, where `classify_8`, with 1 KB of tables, took 9.1 µs (12%) less.
+constexpr size_t kRewrittenTablesMaxBytes = 131072;
 
 // VkDispatchIndirectCommand for `total` workgroups, as level_common.glsl's DispatchShape: x at most kDispatchSplitWidth,
 // y the rows.
@@ -234,17 +243,50 @@ void AppendHostWrite(HostLevelZero& level, uint32_t offset, const void* bytes, u
     level.update_bytes += size;
 }
 
+// Workgroups one record of a dynamic broadcast node launches, read from its host payload as the level pass's
+// RecordWorkgroups (meta_shaders/level_common.glsl) reads it; nothing where that pass would clamp the grid (past
+// MaxNumWorkgroupsAMDX, or the advertised limits without one) or drop the record, which it reports, or where the grid
+// member lies outside the payload.
+std::optional<uint32_t> HostRecordWorkgroups(const runtime::NodeStaticInfo& node, uint32_t payload_size, const uint8_t* payload) {
+    const uint32_t bytes = node.grid_component_bits == 16 ? 2 : 4;
+    if (node.grid_components == 0 || node.grid_components > 3 || uint64_t{node.grid_offset} + node.grid_components * bytes > payload_size) {
+        return std::nullopt;
+    }
+    uint64_t product = 1;
+    for (uint32_t i = 0; i < 3; ++i) {
+        uint32_t value = 1;  // a scalar or 2-vector grid leaves the other dimensions 1 (facts 12.5)
+        if (i < node.grid_components) {
+            value = 0;
+            std::memcpy(&value, payload + node.grid_offset + i * bytes, bytes);  // little-endian, as the device reads it
+        }
+        const uint32_t maximum = node.static_grid[i] == 0 ? kAdvertisedMaxWorkgroupCountPerDimension : node.static_grid[i];
+        if (value > maximum) return std::nullopt;
+        product *= value;
+    }
+    if (product > kAdvertisedMaxWorkgroups) return std::nullopt;
+    return static_cast<uint32_t>(product);
+}
+
 // Returns nothing where the entry pass must run instead: an info it would drop (unknown or non-entry node, which the
 // layer rejects before recording but the scheduler's own callers may pass, or for a direct level 0 a node other than its
 // consumer), records that do not fit the half (the entry pass reports the overflow) or more than kHostLevelZeroMaxBytes
-// to write through the command buffer. `direct_consumer`: level 0's consumer where it is direct, else kInvalidNode.
+// to write through the command buffer. `prepared_consumer`: level 0's consumer where the host prepares its dispatch
+// (a direct level 0, or level 0's sole dynamic broadcast node: PreparableByHost), else kInvalidNode; nothing is also
+// returned where a dynamic grid would be clamped or dropped, or launch no workgroup at all (its level pass reports the
+// first two, and clears the half for the third).
 std::optional<HostLevelZero> LayOutHostLevelZero(const VkDispatchGraphCountInfoAMDX& count_info, const GraphPlan& plan,
                                                  const ScratchLayout& layout, uint32_t records_per_level_pass_workgroup,
-                                                 uint32_t direct_consumer) {
+                                                 uint32_t prepared_consumer) {
     const uint32_t node_count = plan.node_count();
     const auto* infos = static_cast<const uint8_t*>(count_info.infos.hostAddress);
+    // A dynamic broadcast consumer's records each launch their own grid, which the host reads from the payloads.
+    const bool dynamic = prepared_consumer != kInvalidNode &&
+                         plan.node_table[prepared_consumer].launch == kLaunchBroadcastDynamic;
+    auto grid_workgroups = [&](const uint8_t* payload) -> std::optional<uint32_t> {
+        return HostRecordWorkgroups(plan.node_table[prepared_consumer], plan.nodes[prepared_consumer].payload_size, payload);
+    };
     // First pass: check and size, so that nothing is allocated for a set the entry pass takes.
-    uint64_t records = 0, heap_bytes = 0;
+    uint64_t records = 0, heap_bytes = 0, dynamic_workgroups = 0;
     for (uint32_t i = 0; i < count_info.count; ++i) {
         VkDispatchGraphInfoAMDX info;
         std::memcpy(&info, infos + size_t(i) * count_info.stride, sizeof(info));
@@ -252,25 +294,33 @@ std::optional<HostLevelZero> LayOutHostLevelZero(const VkDispatchGraphCountInfoA
         // The entry pass's `dispatchable` (meta_shaders/enqueue_entries.comp, facts §12.3).
         if (info.nodeIndex >= node_count || !plan.nodes[info.nodeIndex].is_api_entry ||
             plan.nodes[info.nodeIndex].shares_input_with != kInvalidNode || info.payloads.hostAddress == nullptr ||
-            (direct_consumer != kInvalidNode && info.nodeIndex != direct_consumer)) {
+            (prepared_consumer != kInvalidNode && info.nodeIndex != prepared_consumer)) {
             return std::nullopt;
         }
         const NodeDispatchPlan& node = plan.nodes[info.nodeIndex];
         const uint32_t record_stride = std::max(node.record_stride, AlignUp4(node.payload_size));
+        for (uint32_t p = 0; dynamic && p < info.payloadCount; ++p) {
+            const std::optional<uint32_t> workgroups =
+                grid_workgroups(static_cast<const uint8_t*>(info.payloads.hostAddress) + size_t(p) * info.payloadStride);
+            if (!workgroups) return std::nullopt;
+            dynamic_workgroups += *workgroups;
+            // The level's workgroups: one dispatch (DispatchShape) counted in 32 bits (first workgroups, the hand-off).
+            if (dynamic_workgroups > uint64_t{runtime::kDispatchSplitWidth} * runtime::kDispatchSplitWidth) return std::nullopt;
+        }
         records += info.payloadCount;
         // Whole 16-byte units per record, as the entry pass and lowered allocations take them.
         heap_bytes += uint64_t(info.payloadCount) * ((record_stride + 15u) & ~15u);
     }
     const uint64_t list_bytes = records * sizeof(runtime::RecordEntry);
     if (records > layout.record_capacity || heap_bytes > layout.heap_capacity || list_bytes > kHostLevelZeroMaxBytes ||
-        heap_bytes > kHostLevelZeroMaxBytes) {
+        heap_bytes > kHostLevelZeroMaxBytes || (dynamic && dynamic_workgroups == 0)) {
         return std::nullopt;
     }
     HostLevelZero level;
     level.heap.assign(size_t(heap_bytes), 0);
     std::vector<runtime::RecordEntry> entries(static_cast<size_t>(records));
     std::vector<std::pair<uint32_t, uint32_t>> node_records;  // (node, records), one per info with records
-    uint32_t slot = 0, heap_top = 0;
+    uint32_t slot = 0, heap_top = 0, first_workgroup = 0;
     for (uint32_t i = 0; i < count_info.count; ++i) {
         VkDispatchGraphInfoAMDX info;
         std::memcpy(&info, infos + size_t(i) * count_info.stride, sizeof(info));
@@ -282,8 +332,17 @@ std::optional<HostLevelZero> LayOutHostLevelZero(const VkDispatchGraphCountInfoA
             if (node.payload_size != 0) {
                 std::memcpy(level.heap.data() + heap_top, payloads + size_t(p) * info.payloadStride, node.payload_size);
             }
-            // Entry records start a chain: recursion depth 0.
-            entries[slot++] = runtime::RecordEntry{heap_top, 0, info.nodeIndex, 0};
+            // Entry records start a chain: recursion depth 0. For a dynamic broadcast consumer the record list is its
+            // directory (as for a direct level; RecordEntry's members match DirectoryEntry's), so each entry holds what
+            // the level pass's Scatter would write: the record's first workgroup in the level and, as the counter
+            // OpFinishWritingNodePayloadAMDX counts down, its workgroups.
+            if (dynamic) {
+                const uint32_t workgroups = *grid_workgroups(payloads + size_t(p) * info.payloadStride);
+                entries[slot++] = runtime::RecordEntry{heap_top, 0, first_workgroup, workgroups};
+                first_workgroup += workgroups;
+            } else {
+                entries[slot++] = runtime::RecordEntry{heap_top, 0, info.nodeIndex, 0};
+            }
             heap_top += record_bytes;
         }
         node_records.emplace_back(info.nodeIndex, info.payloadCount);
@@ -310,17 +369,24 @@ std::optional<HostLevelZero> LayOutHostLevelZero(const VkDispatchGraphCountInfoA
         NodeState state{};
         const uint32_t node = node_records[i].first;
         for (; i < node_records.size() && node_records[i].first == node; ++i) state.record_count += node_records[i].second;
-        if (node == direct_consumer) {
-            // PrepareDirectLevel (meta_shaders/level_common.glsl): the record list is the consumer's directory, and a
-            // static broadcast consumer runs its grid per record, a thread or coalescing one a batch of records per
-            // workgroup. The scheduler makes level 0 direct only where these fit one dispatch (RecordDispatch, is_direct).
+        if (node == prepared_consumer) {
+            // PrepareDirectLevel (meta_shaders/level_common.glsl), or the level pass for a dynamic broadcast consumer:
+            // the record list is the consumer's directory, and a static broadcast consumer runs its grid per record, a
+            // dynamic one each record's own, a thread or coalescing one a batch of records per workgroup. The scheduler
+            // makes level 0 direct only where these fit one dispatch (RecordDispatch, is_direct); dynamic grids are
+            // checked above.
             const uint64_t grid = plan.nodes[node].static_grid_workgroups;
             const uint32_t per_workgroup = std::max(plan.node_table[node].records_per_workgroup, 1u);
-            level.direct_workgroups = grid != 0 ? static_cast<uint32_t>(state.record_count * grid)
-                                                : (state.record_count + per_workgroup - 1) / per_workgroup;
+            level.prepared_workgroups = dynamic     ? first_workgroup
+                                        : grid != 0 ? static_cast<uint32_t>(state.record_count * grid)
+                                                    : (state.record_count + per_workgroup - 1) / per_workgroup;
+            // The record list lies record_capacity entries before the directory; indices wrap in 32 bits, as the
+            // lowered nodes' offsets do.
             state.directory_base = 0u - layout.record_capacity;
-            state.workgroup_count = level.direct_workgroups;
-            const std::array<uint32_t, 3> shape = DispatchShape(level.direct_workgroups);
+            // As the level pass's Scatter leaves it: records in the high half, workgroups in the low.
+            if (dynamic) state.scatter_cursor = (uint64_t{state.record_count} << 32) | first_workgroup;
+            state.workgroup_count = level.prepared_workgroups;
+            const std::array<uint32_t, 3> shape = DispatchShape(level.prepared_workgroups);
             std::copy(shape.begin(), shape.end(), state.dispatch);
         }
         const uint32_t offset = static_cast<uint32_t>(sizeof(HalfHeader) + size_t(node) * sizeof(NodeState));
@@ -331,7 +397,7 @@ std::optional<HostLevelZero> LayOutHostLevelZero(const VkDispatchGraphCountInfoA
     zeros_up_to(static_cast<uint32_t>(sizeof(HalfHeader) + size_t(node_count) * sizeof(NodeState)));
     AppendHostWrite(level, written_to, entries.data(), static_cast<uint32_t>(list_bytes), false);
     if (level.update_bytes > kHostLevelZeroMaxBytes) return std::nullopt;
-    level.direct_consumer = direct_consumer;
+    level.prepared_consumer = prepared_consumer;
     return level;
 }
 
@@ -609,14 +675,10 @@ RecordResult SchedulerRecorder::RecordDispatch(VkCommandBuffer cmd, const Scratc
         constexpr uint64_t kMostWorkgroups = uint64_t{runtime::kDispatchSplitWidth} * runtime::kDispatchSplitWidth;
         return uint64_t{layout->record_capacity} * plan.nodes[consumer].static_grid_workgroups <= kMostWorkgroups;
     };
-    // The report without a finish pass (its barrier and dispatch cost about 5 µs of every graph dispatch on an H200; the
-    // fold saves 2.6 to 3.6 µs, docs/performance.md): without a leftover check the last level's nodes have no outputs, so
-    // they cannot drop anything, and the header and statistics are final once the last level is prepared. Its preparer
-    // writes the report where that is a meta pass that always runs: the fused level pass of the last level, or the entry
-    // pass when the only level is direct. (A direct last level after other levels is prepared by a lowered node's last
-    // workgroup, which runs only if that level had any; the finish pass stays there, as for the split passes.)
-    // Host entries become level 0 directly (HostLevelZero) where they fit, and where level 0 is direct, the plan has the
-    // tables to rewrite; else they are staged for the entry pass.
+    // Host entries become level 0 directly (HostLevelZero) where they fit; else they are staged for the entry pass. The
+    // host also prepares level 0's dispatch where the plan has the tables to rewrite and level 0 is direct, or has one
+    // dynamic broadcast node (outside any dispatch group and with no node sharing its input), whose level pass would
+    // only write that node's directory and arguments.
     std::optional<HostLevelZero> host_level_zero;
     if (entries.kind == EntrySource::Kind::kHostInfos && fused && !plan.levels.empty()) {
         // The tables follow the header (ScratchPlan), so one vkCmdUpdateBuffer writes the header's words and both.
@@ -626,18 +688,36 @@ RecordResult SchedulerRecorder::RecordDispatch(VkCommandBuffer cmd, const Scratc
                                        layout->node_table_offset == sizeof(GraphHeader) &&
                                        layout->output_table_offset == layout->node_table_offset + node_table_bytes &&
                                        node_table_bytes + plan.output_table.size() * sizeof(uint32_t) <= kRewrittenTablesMaxBytes;
-        if (!is_direct(0)) {
-            host_level_zero =
-                LayOutHostLevelZero(entries.count_info, plan, *layout, level_pass_records_per_workgroup_, kInvalidNode);
-        } else if (tables_rewritable) {
-            host_level_zero = LayOutHostLevelZero(entries.count_info, plan, *layout, level_pass_records_per_workgroup_,
-                                                  plan.direct_level_consumer[0]);
+        const uint32_t sole = plan.levels[0].size() == 1 ? plan.levels[0][0] : kInvalidNode;
+        const bool sole_dynamic = tables_rewritable && options.direct_levels && sole < node_count &&
+                                  plan.node_table[sole].launch == kLaunchBroadcastDynamic &&
+                                  plan.node_table[sole].dispatch_group_size <= 1 && plan.sharing_node_count() == 0;
+        if (is_direct(0)) {
+            if (tables_rewritable) {
+                host_level_zero = LayOutHostLevelZero(entries.count_info, plan, *layout, level_pass_records_per_workgroup_,
+                                                      plan.direct_level_consumer[0]);
+            }
+        } else {
+            if (sole_dynamic) {
+                host_level_zero = LayOutHostLevelZero(entries.count_info, plan, *layout, level_pass_records_per_workgroup_, sole);
+            }
+            if (!host_level_zero) {
+                host_level_zero =
+                    LayOutHostLevelZero(entries.count_info, plan, *layout, level_pass_records_per_workgroup_, kInvalidNode);
+            }
         }
     }
-    const bool host_direct_level_zero = host_level_zero && host_level_zero->direct_consumer != kInvalidNode;
+    const bool host_prepared_level_zero = host_level_zero && host_level_zero->prepared_consumer != kInvalidNode;
+    // The report without a finish pass (its barrier and dispatch cost about 5 µs of every graph dispatch on an H200; the
+    // fold saves 2.6 to 3.6 µs, docs/performance.md): without a leftover check the last level's nodes have no outputs, so
+    // they cannot drop anything, and the header and statistics are final once the last level is prepared. Its preparer
+    // writes the report where that is a meta pass that always runs: the fused level pass of the last level, or the entry
+    // pass when the only level is direct. (A direct last level after other levels is prepared by a lowered node's last
+    // workgroup, which runs only if that level had any; the finish pass stays there, as for the split passes, and where
+    // the host prepared level 0 and it is the only level.)
     const uint32_t last_level = plan.levels.empty() ? 0 : static_cast<uint32_t>(plan.levels.size() - 1);
     const bool report_by_preparer = report.address != 0 && !leftover_check && fused && !plan.levels.empty() &&
-                                    (!is_direct(last_level) || (last_level == 0 && !host_direct_level_zero));
+                                    !(last_level == 0 && host_prepared_level_zero) && (!is_direct(last_level) || last_level == 0);
     const bool finish_pass = leftover_check || (report.address != 0 && !report_by_preparer);
     VkPipeline enqueue = VK_NULL_HANDLE, prepare = VK_NULL_HANDLE, scatter = VK_NULL_HANDLE, write_args = VK_NULL_HANDLE,
                level_pass = VK_NULL_HANDLE, level_zero_pass = VK_NULL_HANDLE, finish = VK_NULL_HANDLE;
@@ -656,7 +736,7 @@ RecordResult SchedulerRecorder::RecordDispatch(VkCommandBuffer cmd, const Scratc
                                          : std::span<const std::pair<MetaShader, VkPipeline*>>(split_pipelines)) {
         if (shader == MetaShader::kFinish && !finish_pass) continue;
         if (shader == MetaShader::kEnqueueEntries && host_level_zero) continue;
-        if (&level_zero_pass == pipeline && (!host_level_zero || host_direct_level_zero)) continue;
+        if (&level_zero_pass == pipeline && (!host_level_zero || host_prepared_level_zero)) continue;
         const VkResult created = pipelines_->Get(shader, pipeline);
         if (created != VK_SUCCESS) {
             result.result = created;
@@ -678,7 +758,7 @@ RecordResult SchedulerRecorder::RecordDispatch(VkCommandBuffer cmd, const Scratc
     }
     result.host_dropped_records = staged.dropped;
     result.host_wrote_level_zero = host_level_zero.has_value();
-    result.host_prepared_direct_level_zero = host_direct_level_zero;
+    result.host_prepared_level_zero = host_prepared_level_zero;
     const VkPipelineLayout meta_layout = pipelines_->layout();
 
     Barrier(cmd, kPriorStages, VK_ACCESS_2_SHADER_STORAGE_WRITE_BIT, VK_PIPELINE_STAGE_2_TRANSFER_BIT, VK_ACCESS_2_TRANSFER_WRITE_BIT);
@@ -702,10 +782,10 @@ RecordResult SchedulerRecorder::RecordDispatch(VkCommandBuffer cmd, const Scratc
     // Everything after graph_tag up to tables_tag (magic and graph_tag belong to initialization, tables_tag to whoever
     // wrote the tables); counters and high-water marks start at 0.
     constexpr size_t kHeaderBegin = offsetof(GraphHeader, node_count), kHeaderEnd = offsetof(GraphHeader, tables_tag);
-    if (host_direct_level_zero) {
+    if (host_prepared_level_zero) {
         // What PrepareDirectLevel (meta_shaders/level_common.glsl) writes into the header for level 0, and the tables
         // with their tag, which follow the header: one vkCmdUpdateBuffer from node_count to the output table's end.
-        const std::array<uint32_t, 3> shape = DispatchShape(host_level_zero->direct_workgroups);
+        const std::array<uint32_t, 3> shape = DispatchShape(host_level_zero->prepared_workgroups);
         header.level_workgroups[0] = shape[0] * shape[1] * shape[2];
         header.input_half = 0;
         header.level = 0;
@@ -727,12 +807,12 @@ RecordResult SchedulerRecorder::RecordDispatch(VkCommandBuffer cmd, const Scratc
     // Per-node statistics start at zero, except host entries that did not fit the staging area: charged to their node, and
     // a direct level 0 prepared on the host: its consumer's (WriteDispatchArgs and PrepareDirectLevel).
     if (node_count != 0) {
-        if (host_direct_level_zero) {
+        if (host_prepared_level_zero) {
             std::vector<runtime::NodeStats> stats(node_count);
-            runtime::NodeStats& consumer = stats[host_level_zero->direct_consumer];
+            runtime::NodeStats& consumer = stats[host_level_zero->prepared_consumer];
             consumer.records = host_level_zero->records;
-            consumer.dispatches = host_level_zero->direct_workgroups != 0 ? 1 : 0;
-            consumer.workgroups = host_level_zero->direct_workgroups;
+            consumer.dispatches = host_level_zero->prepared_workgroups != 0 ? 1 : 0;
+            consumer.workgroups = host_level_zero->prepared_workgroups;
             UpdateBuffer(cmd, scratch.buffer, scratch.offset + layout->node_stats_offset, stats.data(),
                          stats.size() * sizeof(stats[0]));
         } else if (staged.dropped_per_node.empty()) {
@@ -772,7 +852,7 @@ RecordResult SchedulerRecorder::RecordDispatch(VkCommandBuffer cmd, const Scratc
     }
     if (!staged.bytes.empty()) UpdateBuffer(cmd, scratch.buffer, scratch.offset + layout->HeapOffset(1), staged.bytes.data(), staged.bytes.size());
     // A direct level 0 prepared here is dispatched next, with the arguments these transfers wrote.
-    if (host_direct_level_zero) {
+    if (host_prepared_level_zero) {
         Barrier(cmd, VK_PIPELINE_STAGE_2_TRANSFER_BIT, VK_ACCESS_2_TRANSFER_WRITE_BIT,
                 VK_PIPELINE_STAGE_2_COMPUTE_SHADER_BIT | VK_PIPELINE_STAGE_2_DRAW_INDIRECT_BIT,
                 kShaderReadWrite | VK_ACCESS_2_INDIRECT_COMMAND_READ_BIT);
@@ -813,15 +893,14 @@ RecordResult SchedulerRecorder::RecordDispatch(VkCommandBuffer cmd, const Scratc
         // The consumer the last workgroup of this level prepares the next level for, as in GraphHeader::direct_level_consumer.
         const uint32_t next_level_consumer = is_direct(level + 1) ? plan.direct_level_consumer[level + 1] : kInvalidNode;
         if (labels) BeginLabel(cmd, "level " + std::to_string(level));
-        if (is_direct(level)) {
+        if (level == 0 && host_prepared_level_zero) {
+            // The begin transfers prepared it, and their barrier orders them before its node dispatch.
+        } else if (is_direct(level)) {
             // Prepared by the last workgroup of the previous level (its arguments, and the cleared half it writes):
-            // one barrier, after those writes and the previous level's indirect reads of the arguments it cleared. A
-            // level 0 the host prepared follows the begin barrier.
-            if (level != 0 || !host_direct_level_zero) {
-                Barrier(cmd, kPriorStages, VK_ACCESS_2_SHADER_STORAGE_WRITE_BIT,
-                        VK_PIPELINE_STAGE_2_COMPUTE_SHADER_BIT | VK_PIPELINE_STAGE_2_DRAW_INDIRECT_BIT,
-                        kShaderReadWrite | VK_ACCESS_2_INDIRECT_COMMAND_READ_BIT);
-            }
+            // one barrier, after those writes and the previous level's indirect reads of the arguments it cleared.
+            Barrier(cmd, kPriorStages, VK_ACCESS_2_SHADER_STORAGE_WRITE_BIT,
+                    VK_PIPELINE_STAGE_2_COMPUTE_SHADER_BIT | VK_PIPELINE_STAGE_2_DRAW_INDIRECT_BIT,
+                    kShaderReadWrite | VK_ACCESS_2_INDIRECT_COMMAND_READ_BIT);
         } else {
             // The previous step's writes (entry pass or nodes), and its indirect reads of the args this level's pass clears.
             // Level 0 written by the begin transfers follows their barrier.

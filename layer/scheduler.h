@@ -11,7 +11,7 @@
 //   C|I writes          -> T write             before the begin transfers (the previous use of this scratch)
 //   T write             -> C read/write        before the entry pass (or before level 0's level pass, where the begin
 //                                              transfers wrote level 0's records: vkCmdDispatchGraphAMDX, no entry pass)
-//                          (| I)               or before a direct level 0's node dispatch, where they also prepared it
+//                          (| I)               or before level 0's node dispatch, where they also prepared it
 //                                              (its arguments: INDIRECT_COMMAND_READ)
 //   per level L, fused (GraphPlan::UsesFusedLevelPass; one meta dispatch):
 //                 C|I   -> C read/write        before the level pass (nodes' outputs; WAR on the output half's args it clears)
@@ -33,7 +33,7 @@
 //                                              to the host
 // So a dispatch of L fused levels, D of them direct, records 2 + 2L - D + 2 barriers, one fewer without a leftover check
 // (the finish pass then runs without a barrier, or not at all), and one fewer where the host wrote level 0 (level 0's
-// pass or, for a direct level 0, its node dispatch follows the begin barrier).
+// pass follows the begin barrier), or two fewer where it also prepared level 0's dispatch (its node dispatch follows).
 // The begin pair stays: the begin writes are transfers, which neither the application's barriers (the spec has it
 // synchronise scratch in the compute stage, and a semaphore wait on COMPUTE_SHADER does not hold back transfers) nor the
 // previous dispatch's end barrier (whose second scope is the compute stage) order, and the entry pass (or level 0's
@@ -162,9 +162,9 @@ struct GraphPlan {
     // pass's), so it follows that level or the entry pass after one barrier.
     std::vector<uint32_t> direct_level_consumer;
     // The node table and output table exactly as RecordInitialize writes them (empty: not known, as in tests that build
-    // plans by hand). With them a vkCmdDispatchGraphAMDX whose level 0 is direct can rewrite both with its begin transfers
-    // and prepare level 0 on the host, so that it needs no entry pass (RecordDispatch; layer/scheduler.cpp,
-    // HostLevelZero).
+    // plans by hand). With them a vkCmdDispatchGraphAMDX whose level 0 is direct, or one dynamic broadcast node, can
+    // rewrite both with its begin transfers and prepare level 0 on the host, so that no meta pass runs before level 0's
+    // node (RecordDispatch; layer/scheduler.cpp, HostLevelZero).
     std::vector<runtime::NodeStaticInfo> node_table;
     std::vector<uint32_t> output_table;
 
@@ -263,9 +263,10 @@ struct RecordResult {
     // kHostInfos only: the begin transfers wrote level 0's records and no entry pass was recorded (HostLevelZero in
     // scheduler.cpp).
     bool host_wrote_level_zero = false;
-    // ... and level 0 is direct: the host also prepared its dispatch and rewrote the node and output tables, so the
-    // dispatch runs correctly whatever scratch held; the report flags scratch that was not initialized for the graph.
-    bool host_prepared_direct_level_zero = false;
+    // ... and the host also prepared level 0's dispatch (a direct level 0, or one dynamic broadcast node) and rewrote the
+    // node and output tables, so the dispatch runs correctly whatever scratch held; the report flags scratch that was
+    // not initialized for the graph.
+    bool host_prepared_level_zero = false;
 };
 
 // Stateless apart from the references it holds; one per device, usable from any thread (each call records into the
