@@ -795,10 +795,13 @@ RecordResult SchedulerRecorder::RecordDispatch(VkCommandBuffer cmd, const Scratc
         header.tables_tag = plan.graph_tag;
         std::vector<uint8_t> bytes(layout->output_table_offset + plan.output_table.size() * sizeof(uint32_t) - kHeaderBegin);
         std::memcpy(bytes.data(), reinterpret_cast<const uint8_t*>(&header) + kHeaderBegin, sizeof(GraphHeader) - kHeaderBegin);
-        std::memcpy(bytes.data() + layout->node_table_offset - kHeaderBegin, plan.node_table.data(),
-                    plan.node_table.size() * sizeof(runtime::NodeStaticInfo));
-        std::memcpy(bytes.data() + layout->output_table_offset - kHeaderBegin, plan.output_table.data(),
-                    plan.output_table.size() * sizeof(uint32_t));
+        // std::copy rather than memcpy: a graph without outputs has an empty output table, whose data() may be null.
+        std::copy(reinterpret_cast<const uint8_t*>(plan.node_table.data()),
+                  reinterpret_cast<const uint8_t*>(plan.node_table.data() + plan.node_table.size()),
+                  bytes.begin() + (layout->node_table_offset - kHeaderBegin));
+        std::copy(reinterpret_cast<const uint8_t*>(plan.output_table.data()),
+                  reinterpret_cast<const uint8_t*>(plan.output_table.data() + plan.output_table.size()),
+                  bytes.begin() + (layout->output_table_offset - kHeaderBegin));
         UpdateBuffer(cmd, scratch.buffer, scratch.offset + kHeaderBegin, bytes.data(), bytes.size());
     } else {
         UpdateBuffer(cmd, scratch.buffer, scratch.offset + kHeaderBegin, reinterpret_cast<const uint8_t*>(&header) + kHeaderBegin,
