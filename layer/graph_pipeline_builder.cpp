@@ -9,6 +9,7 @@
 #include <cstring>
 #include <map>
 #include <mutex>
+#include <numeric>
 #include <optional>
 #include <set>
 #include <sstream>
@@ -302,11 +303,12 @@ void GraphPipeline::BuildDispatchPlan() {
     dispatch_plan.levels = levels;
     dispatch_plan.nodes.reserve(nodes.size());
     for (uint32_t n = 0; n < nodes.size(); ++n) {
-        dispatch_plan.nodes.push_back({nodes[n].pipeline, lowered_layout, context_offset, nodes[n].info.input_record.size,
-                                       static_infos[n].record_stride, static_infos[n].shares_input_with,
-                                       static_infos[n].is_api_entry != 0, node_labels ? &(*node_labels)[n] : nullptr,
-                                       !nodes[n].info.outputs.empty(), nodes[n].output_table_base, ReadsRecordList(nodes[n].info),
-                                       StaticGridWorkgroups(nodes[n].info)});
+        dispatch_plan.nodes.push_back(
+            {nodes[n].pipeline, lowered_layout, context_offset, nodes[n].info.input_record.size, static_infos[n].record_stride,
+             static_infos[n].shares_input_with, static_infos[n].is_api_entry != 0, node_labels ? &(*node_labels)[n] : nullptr,
+             !nodes[n].info.outputs.empty(), nodes[n].output_table_base, ReadsRecordList(nodes[n].info),
+             StaticGridWorkgroups(nodes[n].info),
+             std::accumulate(nodes[n].output_table_length.begin(), nodes[n].output_table_length.end(), 0u)});
     }
     dispatch_plan.FormDispatchGroups();
     // What the level pass and the lowered nodes of a dispatch group read in scratch (written at initialization).

@@ -20,9 +20,9 @@ ShaderCode CodeOf(MetaShader shader) {
         case MetaShader::kScatter:
             return {meta_shaders::kScatterSpv, &meta_shaders::kScatterSpvWords};
         case MetaShader::kLevel:
-        case MetaShader::kLevelZeroFromHost:
+        case MetaShader::kLevelCheckingInitialization:
         case MetaShader::kLevelSmallGraph:
-        case MetaShader::kLevelZeroFromHostSmallGraph:
+        case MetaShader::kLevelCheckingInitializationSmallGraph:
             return {meta_shaders::kLevelSpv, &meta_shaders::kLevelSpvWords};
         case MetaShader::kFinish:
             return {meta_shaders::kFinishSpv, &meta_shaders::kFinishSpvWords};
@@ -93,9 +93,9 @@ VkResult MetaPipelines::Get(MetaShader shader, VkPipeline* pipeline) {
     // level.comp's workgroup size is its specialization constant 0 (local_size_x_id), constant 1 switches on the
     // initialization check of a host-written level 0, and constant 2 bounds its per-node shared arrays; the other meta
     // shaders have none.
-    const bool small_graph = shader == MetaShader::kLevelSmallGraph || shader == MetaShader::kLevelZeroFromHostSmallGraph;
+    const bool small_graph = shader == MetaShader::kLevelSmallGraph || shader == MetaShader::kLevelCheckingInitializationSmallGraph;
     const bool checks_initialization =
-        shader == MetaShader::kLevelZeroFromHost || shader == MetaShader::kLevelZeroFromHostSmallGraph;
+        shader == MetaShader::kLevelCheckingInitialization || shader == MetaShader::kLevelCheckingInitializationSmallGraph;
     const struct {
         uint32_t workgroup_size;
         VkBool32 checks_initialization;
@@ -105,7 +105,7 @@ VkResult MetaPipelines::Get(MetaShader shader, VkPipeline* pipeline) {
     const VkSpecializationMapEntry level_entries[] = {
         {0, 0, sizeof(uint32_t)}, {1, sizeof(uint32_t), sizeof(VkBool32)}, {2, sizeof(uint32_t) + sizeof(VkBool32), sizeof(uint32_t)}};
     const VkSpecializationInfo level_specialization{3, level_entries, sizeof(level_constants), &level_constants};
-    if (shader == MetaShader::kLevel || shader == MetaShader::kLevelZeroFromHost || small_graph) {
+    if (shader == MetaShader::kLevel || shader == MetaShader::kLevelCheckingInitialization || small_graph) {
         pipeline_info.stage.pSpecializationInfo = &level_specialization;
     }
     pipeline_info.layout = layout;

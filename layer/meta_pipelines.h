@@ -13,9 +13,10 @@
 
 namespace execgraph {
 
-// kLevelZeroFromHost is level.comp specialized to check, as the entry pass does, that scratch was initialized for the
-// graph: the level pass of a level 0 whose records the host wrote (layer/scheduler.cpp, HostLevelZero). Every other
-// level pass is kLevel, without the check's code. The *SmallGraph pair is the same two passes with shared arrays for
+// kLevelCheckingInitialization is level.comp specialized to check, as the entry pass does, that scratch was initialized
+// for the graph: the first level pass of a dispatch whose level 0 the host wrote (layer/scheduler.cpp, HostLevelZero),
+// level 0's or, where the host also prepared level 0 and rewrote only the tables it reads, level 1's. Every other level
+// pass is kLevel, without the check's code. The *SmallGraph pair is the same two passes with shared arrays for
 // kFusedLevelSmallGraphMaxNodes nodes (scheduler.h), for graphs of up to that many.
 enum class MetaShader : uint32_t {
     kEnqueueEntries,
@@ -24,9 +25,9 @@ enum class MetaShader : uint32_t {
     kWriteArgs,
     kLevel,
     kFinish,
-    kLevelZeroFromHost,
+    kLevelCheckingInitialization,
     kLevelSmallGraph,
-    kLevelZeroFromHostSmallGraph,
+    kLevelCheckingInitializationSmallGraph,
     kCount
 };
 

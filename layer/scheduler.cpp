@@ -172,11 +172,9 @@ StagedEntries StageEntries(const EntrySource& source, const GraphPlan& plan, VkD
 // only node is a dynamic broadcast node (whose level pass would only scatter its directory and write its arguments),
 // the host prepares it too: the consumer's arguments and directory in its NodeState, its statistics, and the header
 // words that meta_shaders/level_common.glsl's PrepareDirectLevel (or the level pass) writes. Its node dispatch then
-// follows the begin barrier, and no meta pass runs before it. The entry pass's initialization check goes with the entry pass, so the begin transfers also rewrite
-// the node and output tables (GraphPlan::node_table, output_table; about 64 bytes per node): whatever scratch held, this
-// dispatch reads this graph's tables and stays inside scratch. They set GraphHeader::tables_tag, and the report flags
-// scratch that initialization did not write for this graph (WriteReport); a later dispatch that checks initialization
-// finds the tables rewritten for another graph and runs nothing (ScratchInitializedFor).
+// follows the begin barrier, and no meta pass runs before it. The entry pass's initialization check goes with the entry
+// pass, so the begin transfers also rewrite the tables that level 0's dispatch reads (TablesRewrite): whatever scratch
+// held, level 0 reads this graph's tables and stays inside scratch.
 struct HostLevelZero {
     struct Write {
         uint32_t offset;  // from GraphHeader::half_offset[0]
@@ -195,10 +193,25 @@ struct HostLevelZero {
     uint32_t prepared_workgroups = 0;
 };
 
-// The node and output tables travel through the command buffer with every dispatch whose level 0 the host prepares;
-// larger graphs keep the entry pass or level 0's level pass. 128 KiB holds the tables of a graph of about 2000 nodes. On
-// an H200 writing the 70 KB of a 1025-node classification graph cost most of what skipping its level 0's level pass
-// saves: `classify_8_of_1024` took 2.0 µs (2.3%) less, where `classify_8`, with 1 KB of tables, took 9.1 µs (12%) less.
+// Which of the node and output tables (GraphPlan::node_table, output_table; about 64 bytes per node) the begin transfers
+// of a host-prepared level 0 rewrite.
+// - kAll: both tables, and GraphHeader::tables_tag. Every level then reads this graph's tables, so the whole dispatch
+//   runs correctly even in scratch that was not initialized for the graph, and the report flags that (WriteReport); a
+//   later dispatch that checks initialization finds tables rewritten for another graph and runs nothing
+//   (ScratchInitializedFor).
+// - kLevelZeroConsumer: only what level 0's dispatch reads, its consumer's NodeStaticInfo and output-table entries
+//   (spirv_lowering's LaunchPass; nothing else where the consumer is in no dispatch group and hands no level off), and
+//   not tables_tag. Level 1 then has a level pass, which checks initialization as the entry pass would
+//   (MetaShader::kLevelCheckingInitialization) before it trusts the rest: in scratch not initialized for the graph,
+//   level 0 runs and level 1's records are reported and dropped. For large graphs: on an H200 writing the 70 KB of
+//   tables of a 1025-node classification graph cost most of what skipping its level 0's level pass saves. Rewriting
+//   only its classification node's 4 KB (and filling its 32 KiB of zero statistics rather than writing them) took
+//   `classify_8_of_1024` from 84.1 to 72.2 µs and `classify_1024` from 91.8 to 79.0 (docs/performance.md).
+enum class TablesRewrite { kNone, kAll, kLevelZeroConsumer };
+// Tables up to this size are rewritten whole (kAll); it holds those of graphs of about 250 nodes.
+constexpr size_t kWholeTablesRewriteMaxBytes = 16384;
+// Beyond it, graphs whose level 1 has no level pass to check initialization keep level 0's pass: 128 KiB holds the
+// tables of about 2000 nodes.
 constexpr size_t kRewrittenTablesMaxBytes = 131072;
 
 // VkDispatchIndirectCommand for `total` workgroups, as level_common.glsl's DispatchShape: x at most kDispatchSplitWidth,
@@ -680,34 +693,46 @@ RecordResult SchedulerRecorder::RecordDispatch(VkCommandBuffer cmd, const Scratc
     // dynamic broadcast node (outside any dispatch group and with no node sharing its input), whose level pass would
     // only write that node's directory and arguments.
     std::optional<HostLevelZero> host_level_zero;
+    TablesRewrite tables_rewrite = TablesRewrite::kNone;
     if (entries.kind == EntrySource::Kind::kHostInfos && fused && !plan.levels.empty()) {
         // The tables follow the header (ScratchPlan), so one vkCmdUpdateBuffer writes the header's words and both.
         const uint64_t node_table_bytes = uint64_t{node_count} * sizeof(runtime::NodeStaticInfo);
-        const bool tables_rewritable = plan.node_table.size() == node_count &&
-                                       plan.output_table.size() == plan.scratch_plan.output_table_entries() &&
-                                       layout->node_table_offset == sizeof(GraphHeader) &&
-                                       layout->output_table_offset == layout->node_table_offset + node_table_bytes &&
-                                       node_table_bytes + plan.output_table.size() * sizeof(uint32_t) <= kRewrittenTablesMaxBytes;
+        const uint64_t tables_bytes = node_table_bytes + plan.output_table.size() * sizeof(uint32_t);
+        const bool tables_known = plan.node_table.size() == node_count &&
+                                  plan.output_table.size() == plan.scratch_plan.output_table_entries() &&
+                                  layout->node_table_offset == sizeof(GraphHeader) &&
+                                  layout->output_table_offset == layout->node_table_offset + node_table_bytes;
+        // TablesRewrite for level 0's consumer, or kNone where the host cannot prepare level 0.
+        auto rewrite_for = [&](uint32_t consumer) {
+            if (!tables_known) return TablesRewrite::kNone;
+            const bool level_one_checks =
+                plan.levels.size() >= 2 && !is_direct(1) && plan.node_table[consumer].dispatch_group_size <= 1;
+            if (level_one_checks && tables_bytes > kWholeTablesRewriteMaxBytes) return TablesRewrite::kLevelZeroConsumer;
+            return tables_bytes <= kRewrittenTablesMaxBytes ? TablesRewrite::kAll : TablesRewrite::kNone;
+        };
         const uint32_t sole = plan.levels[0].size() == 1 ? plan.levels[0][0] : kInvalidNode;
-        const bool sole_dynamic = tables_rewritable && options.direct_levels && sole < node_count &&
+        const bool sole_dynamic = tables_known && options.direct_levels && sole < node_count &&
                                   plan.node_table[sole].launch == kLaunchBroadcastDynamic &&
                                   plan.node_table[sole].dispatch_group_size <= 1 && plan.sharing_node_count() == 0;
-        if (is_direct(0)) {
-            if (tables_rewritable) {
-                host_level_zero = LayOutHostLevelZero(entries.count_info, plan, *layout, level_pass_records_per_workgroup_,
-                                                      plan.direct_level_consumer[0]);
-            }
-        } else {
-            if (sole_dynamic) {
-                host_level_zero = LayOutHostLevelZero(entries.count_info, plan, *layout, level_pass_records_per_workgroup_, sole);
-            }
-            if (!host_level_zero) {
-                host_level_zero =
-                    LayOutHostLevelZero(entries.count_info, plan, *layout, level_pass_records_per_workgroup_, kInvalidNode);
-            }
+        const uint32_t consumer = is_direct(0) ? plan.direct_level_consumer[0] : sole_dynamic ? sole : kInvalidNode;
+        if (consumer != kInvalidNode) tables_rewrite = rewrite_for(consumer);
+        if (tables_rewrite != TablesRewrite::kNone) {
+            host_level_zero = LayOutHostLevelZero(entries.count_info, plan, *layout, level_pass_records_per_workgroup_, consumer);
+        }
+        if (!host_level_zero && !is_direct(0)) {
+            host_level_zero =
+                LayOutHostLevelZero(entries.count_info, plan, *layout, level_pass_records_per_workgroup_, kInvalidNode);
         }
     }
     const bool host_prepared_level_zero = host_level_zero && host_level_zero->prepared_consumer != kInvalidNode;
+    if (!host_prepared_level_zero) tables_rewrite = TablesRewrite::kNone;
+    // The level whose pass checks that scratch was initialized for this graph (MetaShader::kLevelCheckingInitialization),
+    // as the entry pass would have: level 0 where the host wrote its records but left its preparation to its level pass,
+    // level 1 where level 0's dispatch had only its own tables rewritten. (kInvalidNode: the entry pass checks, or every
+    // level reads rewritten tables.)
+    const uint32_t checking_level = host_level_zero && !host_prepared_level_zero          ? 0u
+                                    : tables_rewrite == TablesRewrite::kLevelZeroConsumer ? 1u
+                                                                                          : kInvalidNode;
     // The report without a finish pass (its barrier and dispatch cost about 5 µs of every graph dispatch on an H200; the
     // fold saves 2.6 to 3.6 µs, docs/performance.md): without a leftover check the last level's nodes have no outputs, so
     // they cannot drop anything, and the header and statistics are final once the last level is prepared. Its preparer
@@ -720,12 +745,13 @@ RecordResult SchedulerRecorder::RecordDispatch(VkCommandBuffer cmd, const Scratc
                                     !(last_level == 0 && host_prepared_level_zero) && (!is_direct(last_level) || last_level == 0);
     const bool finish_pass = leftover_check || (report.address != 0 && !report_by_preparer);
     VkPipeline enqueue = VK_NULL_HANDLE, prepare = VK_NULL_HANDLE, scatter = VK_NULL_HANDLE, write_args = VK_NULL_HANDLE,
-               level_pass = VK_NULL_HANDLE, level_zero_pass = VK_NULL_HANDLE, finish = VK_NULL_HANDLE;
+               level_pass = VK_NULL_HANDLE, checking_level_pass = VK_NULL_HANDLE, finish = VK_NULL_HANDLE;
     const bool small_graph = node_count <= kFusedLevelSmallGraphMaxNodes;
     const std::pair<MetaShader, VkPipeline*> fused_pipelines[] = {
         {MetaShader::kEnqueueEntries, &enqueue},
         {small_graph ? MetaShader::kLevelSmallGraph : MetaShader::kLevel, &level_pass},
-        {small_graph ? MetaShader::kLevelZeroFromHostSmallGraph : MetaShader::kLevelZeroFromHost, &level_zero_pass},
+        {small_graph ? MetaShader::kLevelCheckingInitializationSmallGraph : MetaShader::kLevelCheckingInitialization,
+         &checking_level_pass},
         {MetaShader::kFinish, &finish}};
     const std::pair<MetaShader, VkPipeline*> split_pipelines[] = {{MetaShader::kEnqueueEntries, &enqueue},
                                                                   {MetaShader::kPrepare, &prepare},
@@ -736,7 +762,7 @@ RecordResult SchedulerRecorder::RecordDispatch(VkCommandBuffer cmd, const Scratc
                                          : std::span<const std::pair<MetaShader, VkPipeline*>>(split_pipelines)) {
         if (shader == MetaShader::kFinish && !finish_pass) continue;
         if (shader == MetaShader::kEnqueueEntries && host_level_zero) continue;
-        if (&level_zero_pass == pipeline && (!host_level_zero || host_prepared_level_zero)) continue;
+        if (&checking_level_pass == pipeline && checking_level == kInvalidNode) continue;
         const VkResult created = pipelines_->Get(shader, pipeline);
         if (created != VK_SUCCESS) {
             result.result = created;
@@ -783,8 +809,7 @@ RecordResult SchedulerRecorder::RecordDispatch(VkCommandBuffer cmd, const Scratc
     // wrote the tables); counters and high-water marks start at 0.
     constexpr size_t kHeaderBegin = offsetof(GraphHeader, node_count), kHeaderEnd = offsetof(GraphHeader, tables_tag);
     if (host_prepared_level_zero) {
-        // What PrepareDirectLevel (meta_shaders/level_common.glsl) writes into the header for level 0, and the tables
-        // with their tag, which follow the header: one vkCmdUpdateBuffer from node_count to the output table's end.
+        // What PrepareDirectLevel (meta_shaders/level_common.glsl) writes into the header for level 0.
         const std::array<uint32_t, 3> shape = DispatchShape(host_level_zero->prepared_workgroups);
         header.level_workgroups[0] = shape[0] * shape[1] * shape[2];
         header.input_half = 0;
@@ -792,6 +817,10 @@ RecordResult SchedulerRecorder::RecordDispatch(VkCommandBuffer cmd, const Scratc
         header.levels_run = host_level_zero->records != 0 ? 1 : 0;
         header.heap_high_water = host_level_zero->heap_top;
         header.record_high_water = host_level_zero->records;
+    }
+    const uint32_t consumer = host_prepared_level_zero ? host_level_zero->prepared_consumer : kInvalidNode;
+    if (tables_rewrite == TablesRewrite::kAll) {
+        // The tables with their tag follow the header: one vkCmdUpdateBuffer from node_count to the output table's end.
         header.tables_tag = plan.graph_tag;
         std::vector<uint8_t> bytes(layout->output_table_offset + plan.output_table.size() * sizeof(uint32_t) - kHeaderBegin);
         std::memcpy(bytes.data(), reinterpret_cast<const uint8_t*>(&header) + kHeaderBegin, sizeof(GraphHeader) - kHeaderBegin);
@@ -807,20 +836,45 @@ RecordResult SchedulerRecorder::RecordDispatch(VkCommandBuffer cmd, const Scratc
         UpdateBuffer(cmd, scratch.buffer, scratch.offset + kHeaderBegin, reinterpret_cast<const uint8_t*>(&header) + kHeaderBegin,
                      kHeaderEnd - kHeaderBegin);
     }
+    if (tables_rewrite == TablesRewrite::kLevelZeroConsumer) {
+        // The consumer's NodeStaticInfo and its outputs' entries, which lie together from its output_table_base.
+        UpdateBuffer(cmd, scratch.buffer,
+                     scratch.offset + layout->node_table_offset + VkDeviceSize(consumer) * sizeof(runtime::NodeStaticInfo),
+                     &plan.node_table[consumer], sizeof(runtime::NodeStaticInfo));
+        const uint32_t table_base = plan.node_table[consumer].output_table_base;
+        const uint32_t entries_count = plan.nodes[consumer].output_table_entries;
+        if (entries_count != 0) {
+            UpdateBuffer(cmd, scratch.buffer,
+                         scratch.offset + layout->output_table_offset + VkDeviceSize(table_base) * sizeof(uint32_t),
+                         plan.output_table.data() + table_base, size_t(entries_count) * sizeof(uint32_t));
+        }
+    }
     // Per-node statistics start at zero, except host entries that did not fit the staging area: charged to their node, and
     // a direct level 0 prepared on the host: its consumer's (WriteDispatchArgs and PrepareDirectLevel).
+    const VkDeviceSize stats_offset = scratch.offset + layout->node_stats_offset;
     if (node_count != 0) {
         if (host_prepared_level_zero) {
-            std::vector<runtime::NodeStats> stats(node_count);
-            runtime::NodeStats& consumer = stats[host_level_zero->prepared_consumer];
-            consumer.records = host_level_zero->records;
-            consumer.dispatches = host_level_zero->prepared_workgroups != 0 ? 1 : 0;
-            consumer.workgroups = host_level_zero->prepared_workgroups;
-            UpdateBuffer(cmd, scratch.buffer, scratch.offset + layout->node_stats_offset, stats.data(),
-                         stats.size() * sizeof(stats[0]));
+            // The consumer's entry, and the zeros around it: filled where a run is longer than kHostLevelZeroFillRunBytes
+            // (a 1025-node graph has 32 KiB of them), written with the entry otherwise, as for half 0's NodeStates.
+            constexpr VkDeviceSize kEntry = sizeof(runtime::NodeStats);
+            uint32_t first = 0, end = node_count;  // the nodes whose entries are written
+            if (consumer * kEntry > kHostLevelZeroFillRunBytes) {
+                dispatch_->CmdFillBuffer(cmd, scratch.buffer, stats_offset, consumer * kEntry, 0);
+                first = consumer;
+            }
+            if ((node_count - consumer - 1) * kEntry > kHostLevelZeroFillRunBytes) {
+                dispatch_->CmdFillBuffer(cmd, scratch.buffer, stats_offset + (consumer + 1) * kEntry,
+                                         (node_count - consumer - 1) * kEntry, 0);
+                end = consumer + 1;
+            }
+            std::vector<runtime::NodeStats> stats(end - first);
+            runtime::NodeStats& consumer_stats = stats[consumer - first];
+            consumer_stats.records = host_level_zero->records;
+            consumer_stats.dispatches = host_level_zero->prepared_workgroups != 0 ? 1 : 0;
+            consumer_stats.workgroups = host_level_zero->prepared_workgroups;
+            UpdateBuffer(cmd, scratch.buffer, stats_offset + first * kEntry, stats.data(), stats.size() * kEntry);
         } else if (staged.dropped_per_node.empty()) {
-            dispatch_->CmdFillBuffer(cmd, scratch.buffer, scratch.offset + layout->node_stats_offset,
-                                     VkDeviceSize(node_count) * sizeof(runtime::NodeStats), 0);
+            dispatch_->CmdFillBuffer(cmd, scratch.buffer, stats_offset, VkDeviceSize(node_count) * sizeof(runtime::NodeStats), 0);
         } else {
             std::vector<runtime::NodeStats> stats(node_count);
             for (uint32_t node = 0; node < node_count; ++node) {
@@ -829,8 +883,7 @@ RecordResult SchedulerRecorder::RecordDispatch(VkCommandBuffer cmd, const Scratc
                 stats[node].drop_flags = runtime::kStatusHeapOverflow;
                 stats[node].first_drop_level_complement = ~0u;  // level 0
             }
-            UpdateBuffer(cmd, scratch.buffer, scratch.offset + layout->node_stats_offset, stats.data(),
-                         stats.size() * sizeof(stats[0]));
+            UpdateBuffer(cmd, scratch.buffer, stats_offset, stats.data(), stats.size() * sizeof(stats[0]));
         }
     }
     // Both halves' counters start cleared; a host-written half 0 is written whole instead (the regions of transfers
@@ -913,7 +966,7 @@ RecordResult SchedulerRecorder::RecordDispatch(VkCommandBuffer cmd, const Scratc
             if (fused) {
                 // Enough workgroups for a full record list; those past what the producers asked for return at once.
                 const LevelParams level_params{scratch.address, input_half, level, has_dispatch_groups, shared_counts, plan.graph_tag};
-                RunMeta(cmd, level == 0 && host_level_zero ? level_zero_pass : level_pass, meta_layout, &level_params,
+                RunMeta(cmd, level == checking_level ? checking_level_pass : level_pass, meta_layout, &level_params,
                         sizeof(level_params), level_workgroups);
             } else {
                 RecordSplitLevelPasses(cmd, plan, scratch.address, input_half, level, {prepare, scatter, write_args, meta_layout},

@@ -84,6 +84,9 @@ struct NodeDispatchPlan {
     // directory and run as a direct level.
     bool reads_record_list = false;
     uint64_t static_grid_workgroups = 0;  // a static broadcast node: workgroups per record (the grid's product); else 0
+    // Its outputs' entries in GraphPlan::output_table, which lie together from output_table_base (all its node arrays'
+    // members): what its lowered code reads of that table.
+    uint32_t output_table_entries = 0;
 };
 
 // Limits of the fused level pass (meta_shaders/level.comp keeps each graph node's directory range in shared memory and
@@ -264,8 +267,9 @@ struct RecordResult {
     // scheduler.cpp).
     bool host_wrote_level_zero = false;
     // ... and the host also prepared level 0's dispatch (a direct level 0, or one dynamic broadcast node) and rewrote the
-    // node and output tables, so the dispatch runs correctly whatever scratch held; the report flags scratch that was
-    // not initialized for the graph.
+    // tables it reads, so level 0 runs correctly whatever scratch held. With all of both tables rewritten, so does the
+    // rest of the dispatch; with only level 0's, level 1's pass checks initialization. Either way the report flags scratch
+    // that was not initialized for the graph.
     bool host_prepared_level_zero = false;
 };
 

@@ -33,8 +33,9 @@
 // The workgroup size is specialization constant 0, at most 256 (s_scan, and the shared-count scatter's one invocation
 // per node): 256 on GPUs, 8 on CPU devices (layer/scheduler.h, LevelPassWorkgroupSizeFor, says why).
 layout(local_size_x_id = 0) in;
-// The pass of a level 0 whose records the host wrote (layer/meta_pipelines.h, kLevelZeroFromHost): it checks that scratch
-// was initialized for the graph, as the entry pass does where that runs. Other level passes compile without the check.
+// The first level pass of a dispatch without an entry pass (layer/meta_pipelines.h, kLevelCheckingInitialization): it
+// checks that scratch was initialized for the graph, as the entry pass does where that runs. Other level passes compile
+// without the check.
 layout(constant_id = 1) const bool kChecksInitialization = false;
 
 layout(push_constant) uniform Params {
@@ -322,13 +323,16 @@ void main() {
 
     // VUID-...-scratch-10194: scratch must hold this graph's initialization. The entry pass checks it where it runs; for
     // vkCmdDispatchGraphAMDX the host may have written level 0's records itself (layer/scheduler.cpp, HostLevelZero), and
-    // then this pass is the first to read the node table. Without this graph's table nothing may run: level 0's records
-    // are reported, charged to their nodes as the entry pass charges them, and the level proceeds as an empty one.
+    // then this pass is the first to read the node table: level 0's, or level 1's where the host also prepared level 0
+    // and rewrote only the tables level 0 reads. Without this graph's tables nothing more may run: the level's records
+    // are reported, charged to their nodes as the entry pass charges them, and the level proceeds as an empty one. The
+    // flag is set even without records, so that the report names the missing initialization.
     const bool uninitialized = kChecksInitialization && !ScratchInitializedFor(header, pc.graph_tag);
     if (uninitialized && gl_WorkGroupID.x == 0u) {
+        if (t == 0u) ReportDrop(pc.scratch, header, kInvalidNode, pc.level, kStatusUninitialized, 0u);
         for (uint n = t; n < node_count; n += gl_WorkGroupSize.x) {
             const uint count = input_half.nodes[n].record_count;
-            if (count != 0u) ReportDrop(pc.scratch, header, n, 0u, kStatusUninitialized, count);
+            if (count != 0u) ReportDrop(pc.scratch, header, n, pc.level, kStatusUninitialized, count);
         }
     }
 

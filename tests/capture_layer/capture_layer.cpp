@@ -33,12 +33,14 @@ struct DeviceFunctions {
     PFN_vkCmdPipelineBarrier pipeline_barrier = nullptr;
     PFN_vkCmdPipelineBarrier2 pipeline_barrier2 = nullptr;
     PFN_vkCmdPipelineBarrier2KHR pipeline_barrier2_khr = nullptr;
+    PFN_vkCmdUpdateBuffer update_buffer = nullptr;
 };
 
 std::mutex mutex;
 std::map<DispatchKey, PFN_vkGetInstanceProcAddr> instances;  // next layer's vkGetInstanceProcAddr per instance
 std::map<DispatchKey, DeviceFunctions> devices;
 std::string events;
+uint64_t update_buffer_bytes = 0;  // not an event: transfers inside a dispatch would change every structure test's list
 
 DeviceFunctions DeviceOf(VkCommandBuffer command_buffer) {
     std::lock_guard lock(mutex);
@@ -99,6 +101,7 @@ VKAPI_ATTR VkResult VKAPI_CALL CreateDevice(VkPhysicalDevice physical_device, co
     CAPTURE_LOAD(pipeline_barrier, vkCmdPipelineBarrier)
     CAPTURE_LOAD(pipeline_barrier2, vkCmdPipelineBarrier2)
     CAPTURE_LOAD(pipeline_barrier2_khr, vkCmdPipelineBarrier2KHR)
+    CAPTURE_LOAD(update_buffer, vkCmdUpdateBuffer)
 #undef CAPTURE_LOAD
     std::lock_guard lock(mutex);
     devices[KeyOf(*device)] = functions;
@@ -169,6 +172,15 @@ VKAPI_ATTR void VKAPI_CALL CmdPipelineBarrier2KHR(VkCommandBuffer command_buffer
     DeviceOf(command_buffer).pipeline_barrier2_khr(command_buffer, dependency);
 }
 
+VKAPI_ATTR void VKAPI_CALL CmdUpdateBuffer(VkCommandBuffer command_buffer, VkBuffer buffer, VkDeviceSize offset, VkDeviceSize size,
+                                           const void* data) {
+    {
+        std::lock_guard lock(mutex);
+        update_buffer_bytes += size;
+    }
+    DeviceOf(command_buffer).update_buffer(command_buffer, buffer, offset, size, data);
+}
+
 PFN_vkVoidFunction DeviceIntercept(const char* name) {
 #define CAPTURE_INTERCEPT(function) \
     if (std::strcmp(name, "vk" #function) == 0) return reinterpret_cast<PFN_vkVoidFunction>(&function);
@@ -182,6 +194,7 @@ PFN_vkVoidFunction DeviceIntercept(const char* name) {
     CAPTURE_INTERCEPT(CmdPipelineBarrier)
     CAPTURE_INTERCEPT(CmdPipelineBarrier2)
     CAPTURE_INTERCEPT(CmdPipelineBarrier2KHR)
+    CAPTURE_INTERCEPT(CmdUpdateBuffer)
 #undef CAPTURE_INTERCEPT
     return nullptr;
 }
@@ -230,6 +243,12 @@ __attribute__((visibility("default"))) const char* ExecgraphCaptureEvents() {
 __attribute__((visibility("default"))) void ExecgraphCaptureClear() {
     std::lock_guard lock(mutex);
     events.clear();
+    update_buffer_bytes = 0;
+}
+
+__attribute__((visibility("default"))) uint64_t ExecgraphCaptureUpdateBufferBytes() {
+    std::lock_guard lock(mutex);
+    return update_buffer_bytes;
 }
 
 }  // extern "C"

@@ -2,12 +2,16 @@
 // with dlsym in the loaded layer, and the layer's name for ppEnabledLayerNames.
 #pragma once
 
+#include <cstdint>
+
 extern "C" {
 // Every recorded command since the last clear, one per line: "begin <label name>", "end", "insert <label name>",
 // "dispatch", "dispatch_indirect", "barrier" (vkCmdPipelineBarrier or vkCmdPipelineBarrier2), "bind_pipeline <handle>"
 // (compute binds only). The pointer stays valid until the next call.
 using ExecgraphCaptureEventsFunction = const char* (*)();
-using ExecgraphCaptureClearFunction = void (*)();
+using ExecgraphCaptureClearFunction = void (*)();  // also zeroes the byte count below
+// Bytes written with vkCmdUpdateBuffer since the last clear (kept apart from the events).
+using ExecgraphCaptureUpdateBufferBytesFunction = uint64_t (*)();
 }
 
 namespace execgraph::test {

@@ -55,11 +55,13 @@ class CaptureReader {
         if (handle_ == nullptr) return;
         events_ = reinterpret_cast<ExecgraphCaptureEventsFunction>(dlsym(handle_, "ExecgraphCaptureEvents"));
         clear_ = reinterpret_cast<ExecgraphCaptureClearFunction>(dlsym(handle_, "ExecgraphCaptureClear"));
+        update_buffer_bytes_ =
+            reinterpret_cast<ExecgraphCaptureUpdateBufferBytesFunction>(dlsym(handle_, "ExecgraphCaptureUpdateBufferBytes"));
     }
     ~CaptureReader() {
         if (handle_ != nullptr) dlclose(handle_);
     }
-    bool ok() const { return events_ != nullptr && clear_ != nullptr; }
+    bool ok() const { return events_ != nullptr && clear_ != nullptr && update_buffer_bytes_ != nullptr; }
     void Clear() const { clear_(); }
     std::vector<std::string> Events() const {
         std::vector<std::string> lines;
@@ -67,11 +69,13 @@ class CaptureReader {
         for (std::string line; std::getline(text, line);) lines.push_back(line);
         return lines;
     }
+    uint64_t UpdateBufferBytes() const { return update_buffer_bytes_(); }
 
   private:
     void* handle_ = nullptr;
     ExecgraphCaptureEventsFunction events_ = nullptr;
     ExecgraphCaptureClearFunction clear_ = nullptr;
+    ExecgraphCaptureUpdateBufferBytesFunction update_buffer_bytes_ = nullptr;
 };
 
 // The capture as a debugger shows it: for every dispatch, the label regions it sits in, outermost first.
@@ -342,6 +346,74 @@ TEST_F(DebugLabels, AHostDispatchOfADirectLevelZeroHasNoMetaPassBeforeItsNode) {
     }
     EXPECT_EQ(commands, (std::vector<std::string>{"barrier", "barrier", "dispatch_indirect", "dispatch", "barrier"}))
         << Joined(events);
+    EXPECT_EQ(context.log().Problems(), "");
+    context.Destroy(scratch);
+    context.Destroy(uav);
+}
+
+// The same for a graph whose tables are too large to rewrite with every dispatch (1025 nodes: 64 KiB of node table and 4
+// KiB of output table): the begin transfers rewrite only what level 0's node reads, its own table entries, and level
+// 1's pass, which follows level 0's node, checks initialization (layer/scheduler.cpp, TablesRewrite). So the dispatch is
+// the begin barrier pair, Entry's dispatch, level 1's barrier, pass and barrier, the sinks' group dispatch and the end
+// barrier, with fewer bytes through vkCmdUpdateBuffer than the tables alone.
+TEST_F(DebugLabels, ALargeGraphsHostPreparedLevelZeroRewritesOnlyItsOwnTables) {
+    GraphTestContext context(WithCapture());
+    ASSERT_TRUE(context.ok());
+    CaptureReader capture;
+    ASSERT_TRUE(capture.ok()) << dlerror();
+    constexpr uint32_t kSinks = 1024;
+    TestBuffer uav = context.CreateBuffer(2 * kSinks * sizeof(uint32_t), VK_BUFFER_USAGE_STORAGE_BUFFER_BIT);
+    VkPipelineLayout layout = context.CreateStorageBufferLayout({&uav});
+    VkPipeline graph = context.CreateGraph(ClassificationStages(kSinks), layout);
+    ASSERT_NE(graph, VK_NULL_HANDLE) << context.log().Problems();
+    VkExecutionGraphPipelineScratchSizeAMDX size{VK_STRUCTURE_TYPE_EXECUTION_GRAPH_PIPELINE_SCRATCH_SIZE_AMDX};
+    EXPECT_EQ(context.vkGetExecutionGraphPipelineScratchSizeAMDX(context.device(), graph, &size), VK_SUCCESS);
+    TestBuffer scratch = context.CreateScratch(size.minSize);
+    context.Submit(
+        [&](VkCommandBuffer cmd) { context.vkCmdInitializeGraphScratchMemoryAMDX(cmd, graph, scratch.address, scratch.size); });
+    struct Rec {
+        uint32_t node_idx, value;
+    };
+    const Rec records[] = {{kSinks - 1, 40}, {17, 3}};
+    VkDispatchGraphInfoAMDX info{context.NodeIndex(graph, "Entry", 0), 2, {}, sizeof(Rec)};
+    info.payloads.hostAddress = records;
+    VkDispatchGraphCountInfoAMDX count_info{1, {}, sizeof(info)};
+    count_info.infos.hostAddress = &info;
+    capture.Clear();
+    context.Submit([&](VkCommandBuffer cmd) {
+        vkCmdBindPipeline(cmd, VK_PIPELINE_BIND_POINT_EXECUTION_GRAPH_AMDX, graph);
+        VkDescriptorSet set = context.descriptor_set();
+        vkCmdBindDescriptorSets(cmd, VK_PIPELINE_BIND_POINT_EXECUTION_GRAPH_AMDX, layout, 0, 1, &set, 0, nullptr);
+        context.vkCmdDispatchGraphAMDX(cmd, scratch.address, scratch.size, &count_info);
+    });
+    const std::vector<std::string> events = capture.Events();
+    // Each record sends 8 records {value + thread} to its sink, which sums them and counts them.
+    for (uint32_t sink = 0; sink < kSinks; ++sink) {
+        uint32_t sum = 0, count = 0;
+        for (const Rec& record : records) {
+            if (record.node_idx != sink) continue;
+            sum += 8 * record.value + 28;
+            count += 8;
+        }
+        EXPECT_EQ(uav.As<uint32_t>()[2 * sink], sum) << "B[" << sink << "] sum";
+        EXPECT_EQ(uav.As<uint32_t>()[2 * sink + 1], count) << "B[" << sink << "] count";
+    }
+    std::vector<std::string> commands;
+    int depth = 0;
+    for (const std::string& event : events) {
+        if (event.starts_with("begin ")) {
+            depth += depth > 0 || event.starts_with("begin vkCmdDispatchGraphAMDX") ? 1 : 0;
+        } else if (depth > 0 && event == "end") {
+            --depth;
+        } else if (depth > 0 && !event.starts_with("bind_pipeline ")) {
+            commands.push_back(event);
+        }
+    }
+    EXPECT_EQ(commands, (std::vector<std::string>{"barrier", "barrier", "dispatch_indirect", "barrier", "dispatch", "barrier",
+                                                  "dispatch_indirect", "barrier"}))
+        << Joined(events);
+    constexpr uint64_t kTablesBytes = (kSinks + 1) * 64 + kSinks * sizeof(uint32_t);
+    EXPECT_LT(capture.UpdateBufferBytes(), kTablesBytes);
     EXPECT_EQ(context.log().Problems(), "");
     context.Destroy(scratch);
     context.Destroy(uav);

@@ -47,6 +47,15 @@ std::vector<NodeStage> UniformAllocateArrayStages(uint32_t pad_words) {
     return stages;
 }
 
+std::vector<NodeStage> ClassificationStages(uint32_t sinks) {
+    // %uint_4 is the corpus module's PayloadNodeArraySizeAMDX, and only that.
+    std::vector<NodeStage> stages{
+        {WithUintConstant(ReadCorpus("output_node_array_runtime_index"), "%uint_4", sinks), "main", "Entry"}};
+    const std::string sink = ReadModule("array_sink");
+    for (uint32_t member = 0; member < sinks; ++member) stages.push_back({sink, "main", "B", member});
+    return stages;
+}
+
 GraphTestContext::GraphTestContext(const GraphTestOptions& test_options) {
     InstanceOptions options;
     options.layers = {kLayerName};

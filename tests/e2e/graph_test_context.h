@@ -134,6 +134,11 @@ std::string ReadModule(const std::string& name);
 // {uint value; uint pad[pad_words];}: 128 bytes by default; at most 23 pad words make records of at most 96 bytes, which
 // the lowering reserves with one atomic (LoweringOptions::heap_holds_record_list).
 std::vector<NodeStage> UniformAllocateArrayStages(uint32_t pad_words = 31);
+// tests/spirv_corpus/output_node_array_runtime_index as "Entry" with an output array B of `sinks` members, and the
+// array_sink nodes B[0..sinks-1]: each Entry record {node_idx, value} sends 8 records {value + thread} to B[node_idx],
+// which adds them to UAV[2 * node_idx] and counts them in UAV[2 * node_idx + 1]. Level 0 is the static broadcast node
+// Entry, level 1 the node array: the classification shape, with sinks + 1 nodes.
+std::vector<NodeStage> ClassificationStages(uint32_t sinks);
 // Replaces the one definition `%name = OpConstant %uint OLD` of a test module's text with VALUE (resizes a pad array).
 std::string WithUintConstant(std::string text, const std::string& name, uint32_t value);
 

@@ -366,6 +366,93 @@ TEST_F(Robustness, TablesAnotherGraphsDispatchRewroteAreNotTrusted) {
     EXPECT_EQ(context_.log().Problems(), "");
 }
 
+// A graph whose tables are too large to rewrite with every dispatch (301 nodes, 20 KB; layer/scheduler.cpp, TablesRewrite)
+// still has its level 0 prepared on the host, with only the tables that level 0 reads rewritten, and level 1's pass
+// checks initialization before it trusts the rest. In scratch full of garbage, level 0 runs on what was rewritten and
+// level 1's records are reported, not run on garbage tables. Initialized, everything runs. After another graph's dispatch
+// rewrote all of its own (smaller) tables, level 1 again refuses them, until scratch is initialized again.
+TEST_F(Robustness, ALargeGraphsLevelOneChecksInitializationWhereTheHostRewroteOnlyLevelZerosTables) {
+    constexpr uint32_t kSinks = 300;
+    TestBuffer& uav = Uav(2 * kSinks + 16);
+    VkPipelineLayout layout = context_.CreateStorageBufferLayout({&uav});
+    VkPipeline large = context_.CreateGraph(ClassificationStages(kSinks), layout);
+    VkPipeline small = context_.CreateGraph({ThreadNodeStage()}, layout);
+    ASSERT_NE(large, VK_NULL_HANDLE) << context_.log().Problems();
+    ASSERT_NE(small, VK_NULL_HANDLE) << context_.log().Problems();
+    VkDeviceSize min_size = 0;
+    for (VkPipeline graph : {large, small}) {
+        VkExecutionGraphPipelineScratchSizeAMDX size{VK_STRUCTURE_TYPE_EXECUTION_GRAPH_PIPELINE_SCRATCH_SIZE_AMDX};
+        ASSERT_EQ(context_.vkGetExecutionGraphPipelineScratchSizeAMDX(context_.device(), graph, &size), VK_SUCCESS);
+        min_size = std::max(min_size, size.minSize);
+    }
+    TestBuffer& scratch = Own(context_.CreateScratch(min_size));
+    ASSERT_NE(scratch.mapped, nullptr);
+    std::memset(scratch.mapped, 0xA5, scratch.size);  // never initialized, and not zero either
+    struct ClassifyRecord {
+        uint32_t node_idx, value;
+    };
+    const ClassifyRecord classify[] = {{2, 10}, {kSinks - 1, 7}, {0, 100}};
+    VkDispatchGraphInfoAMDX large_info{context_.NodeIndex(large, "Entry", 0), 3, {}, sizeof(ClassifyRecord)};
+    large_info.payloads.hostAddress = classify;
+    VkDispatchGraphCountInfoAMDX large_count_info{1, {}, sizeof(large_info)};
+    large_count_info.infos.hostAddress = &large_info;
+    auto dispatch_large = [&](bool initialize) {
+        context_.Submit([&](VkCommandBuffer cmd) {
+            if (initialize) context_.vkCmdInitializeGraphScratchMemoryAMDX(cmd, large, scratch.address, scratch.size);
+            BindGraph(cmd, large, layout, context_.descriptor_set());
+            context_.vkCmdDispatchGraphAMDX(cmd, scratch.address, scratch.size, &large_count_info);
+        });
+    };
+    // Each Entry record sends 8 records {value + thread} to its sink.
+    std::vector<uint32_t> expected(2 * kSinks + 16, 0);
+    for (const ClassifyRecord& record : classify) {
+        for (uint32_t thread = 0; thread < 8; ++thread) expected[2 * record.node_idx] += record.value + thread;
+        expected[2 * record.node_idx + 1] += 8;
+    }
+
+    dispatch_large(false);
+    ExpectUav(uav, {});
+    EXPECT_EQ(CountMessages(context_.log(), "EXECGRAPH-DROPPED-WORK", "24 records were dropped (scratch was not initialized"), 1u)
+        << context_.log().Problems();
+    EXPECT_EQ(context_.log().CountWithId("EXECGRAPH-DROPPED-WORK"), 1u) << context_.log().Problems();
+    context_.log().Clear();
+
+    dispatch_large(true);
+    ExpectUav(uav, expected);
+    EXPECT_EQ(context_.log().Problems(), "");
+
+    // "small" rewrites all of its tables (and their tag) in scratch initialized for "large": it runs, and is reported.
+    std::vector<IndexValueRecord> small_records = IndexValueRecords(8, 500);
+    for (IndexValueRecord& record : small_records) record.index += 2 * kSinks;
+    VkDispatchGraphInfoAMDX small_info = HostInfo(context_.NodeIndex(small, "main", 0), small_records);
+    VkDispatchGraphCountInfoAMDX small_count_info{1, {}, sizeof(small_info)};
+    small_count_info.infos.hostAddress = &small_info;
+    context_.Submit([&](VkCommandBuffer cmd) {
+        BindGraph(cmd, small, layout, context_.descriptor_set());
+        context_.vkCmdDispatchGraphAMDX(cmd, scratch.address, scratch.size, &small_count_info);
+    });
+    for (const IndexValueRecord& record : small_records) expected[record.index] = record.value;
+    ExpectUav(uav, expected);
+    EXPECT_EQ(CountMessages(context_.log(), "EXECGRAPH-DROPPED-WORK", "No record was dropped"), 1u) << context_.log().Problems();
+    context_.log().Clear();
+
+    // "large" again: level 0 runs on its own rewritten tables, level 1 finds "small"'s tag and runs nothing.
+    dispatch_large(false);
+    ExpectUav(uav, expected);
+    EXPECT_EQ(CountMessages(context_.log(), "EXECGRAPH-DROPPED-WORK", "24 records were dropped (scratch was not initialized"), 1u)
+        << context_.log().Problems();
+    context_.log().Clear();
+
+    // Initialized again, all of it runs.
+    dispatch_large(true);
+    for (const ClassifyRecord& record : classify) {
+        for (uint32_t thread = 0; thread < 8; ++thread) expected[2 * record.node_idx] += record.value + thread;
+        expected[2 * record.node_idx + 1] += 8;
+    }
+    ExpectUav(uav, expected);
+    EXPECT_EQ(context_.log().Problems(), "");
+}
+
 // The same where level 0 has a level pass: a dispatch naming two nodes. The host then writes level 0's records with the
 // begin transfers and no entry pass runs (layer/scheduler.cpp, HostLevelZero), so level 0's level pass makes the check.
 TEST_F(Robustness, UninitializedScratchIsReportedWhereTheHostWroteLevelZero) {
