@@ -33,9 +33,10 @@
 // The workgroup size is specialization constant 0, at most 256 (s_scan, and the shared-count scatter's one invocation
 // per node): 256 on GPUs, 8 on CPU devices (layer/scheduler.h, LevelPassWorkgroupSizeFor, says why).
 layout(local_size_x_id = 0) in;
-// The first level pass of a dispatch without an entry pass (layer/meta_pipelines.h, kLevelCheckingInitialization): it
-// checks that scratch was initialized for the graph, as the entry pass does where that runs. Other level passes compile
-// without the check.
+// The level pass that reads the node table first where nothing checked before it that the table is this graph's: no
+// entry pass ran, and the host did not rewrite the whole table (layer/meta_pipelines.h, kLevelCheckingInitialization).
+// It checks that scratch was initialized for the graph, as the entry pass does where that runs. Other level passes
+// compile without the check.
 layout(constant_id = 1) const bool kChecksInitialization = false;
 
 layout(push_constant) uniform Params {
