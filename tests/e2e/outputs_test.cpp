@@ -6,6 +6,7 @@
 // with a CPU reference.
 #include <gtest/gtest.h>
 
+#include <string>
 #include <vector>
 
 #include "graph_test_fixture.h"
@@ -40,6 +41,31 @@ TEST_F(Outputs, NodeArrayWithRuntimeIndex) {
         for (uint32_t t = 0; t < 8; ++t) AddToSink(expected, r.node_idx, r.value + t);
     }
     ExpectUav(uav, expected);
+}
+
+// A group record written by one invocation, as AMD's classify shaders write theirs (under SV_GroupIndex == 0). With
+// invocation 0 as the writer the lowering leaves the record's address with invocation 0 alone and puts no workgroup
+// barrier in the allocation (LeaderOnlyAllocations in lower_outputs_pass.cpp); with any other writer it shares the
+// address through workgroup memory. Both must deliver every workgroup's record to the member it names, and every
+// invocation, writer or not, must run.
+TEST_F(Outputs, GroupRecordWrittenByOneInvocation) {
+    for (uint32_t writer : {0u, 37u}) {
+        SCOPED_TRACE("writer " + std::to_string(writer));
+        const std::string producer = WithUintConstant(ReadModule("group_record_one_writer"), "%uint_writer", writer);
+        std::vector<NodeStage> stages = {{producer, "main", "Entry"}};
+        for (uint32_t i = 0; i < 4; ++i) stages.push_back({ReadModule("array_sink"), "main", "B", i});
+        TestBuffer& uav = Uav(128);
+        const uint32_t bases[] = {1000, 50000, 7};
+        RunGraph(stages, uav, {{"Entry", 0, 3, bases, sizeof(uint32_t)}});
+        std::vector<uint32_t> expected(128, 0);
+        for (uint32_t base : bases) {
+            for (uint32_t group = 0; group < 16; ++group) {
+                AddToSink(expected, group % 4, base + group);
+                expected[64 + group] += 64;  // every invocation of every workgroup counted itself
+            }
+        }
+        ExpectUav(uav, expected);
+    }
 }
 
 // A node array whose members are listed out of order, so that their graph nodes are not consecutive: every record

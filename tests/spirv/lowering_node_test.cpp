@@ -209,6 +209,141 @@ TEST(LoweringFeatures, WorkgroupAllocationIsSharedThroughWorkgroupMemory) {
     EXPECT_TRUE(Contains(lowered.text, "BuiltIn LocalInvocationIndex"));
 }
 
+// AMD's classify shaders that allocate one group record per workgroup ("de" and "fe" variants) write it only under
+// SV_GroupIndex == 0: invocation 0 keeps the address, so the allocation adds no barrier (the shader's own two and the
+// level hand-off's remain) and no workgroup variable.
+TEST(AmdFixtureLowering, ClassifyGroupRecordWrittenByInvocationZeroNeedsNoBarrier) {
+    for (const char* name : {"classify_gpu_enqueue_cs_de.spv", "classify_material_map_gpu_enqueue_cs_fe.spv"}) {
+        SCOPED_TRACE(name);
+        const Module module =
+            LoadWords(spirv::test::ReadWords(spirv::test::FixturePath(std::string("gpu_dispatch/") + name)), name);
+        const NodeInfo info = MustAnalyze(module, "main");
+        ASSERT_EQ(info.outputs.size(), 1u);
+        ASSERT_TRUE(info.outputs[0].allocated_at_workgroup_scope);
+        std::size_t shader_barriers = 0;
+        module.ForEachInstruction([&](const Instruction& inst) { shader_barriers += inst.opcode() == Op::OpControlBarrier; });
+        const Lowered lowered = MustLower(module, info, MakeOptions(module, info));
+        EXPECT_EQ(CountOf(lowered.text, "OpControlBarrier"), shader_barriers + kLevelHandOffBarriers) << lowered.text;
+    }
+}
+
+// Which Workgroup-visibility allocations keep their address in invocation 0 (LeaderOnlyAllocations): a node of
+// @SIZE@ invocations allocates one group record; @GUARD@ defines %writes, the condition under which the record's first
+// member is stored, and @AFTER@ runs after that selection, in every invocation.
+constexpr char kOneWriterGroupRecord[] = R"(
+               OpCapability Shader
+               OpCapability ShaderEnqueueAMDX
+               OpExtension "SPV_AMDX_shader_enqueue"
+               OpMemoryModel Logical GLSL450
+               OpEntryPoint GLCompute %main "main" %in %gl_LocalInvocationIndex %gl_LocalInvocationID
+               OpExecutionMode %main LocalSize @SIZE@
+               OpExecutionModeId %main ShaderIndexAMDX %uint_0
+               OpExecutionModeId %main StaticNumWorkgroupsAMDX %uint_4 %uint_1 %uint_1
+               OpDecorate %gl_LocalInvocationIndex BuiltIn LocalInvocationIndex
+               OpDecorate %gl_LocalInvocationID BuiltIn LocalInvocationId
+               OpMemberDecorate %InRec 0 Offset 0
+               OpMemberDecorate %OutRec 0 Offset 0
+               OpMemberDecorate %OutRec 1 Offset 4
+               OpDecorateId %in_arr NodeMaxPayloadsAMDX %uint_1
+               OpDecorateId %out_arr PayloadNodeNameAMDX %str_out
+               OpDecorateId %out_arr NodeMaxPayloadsAMDX %uint_1
+       %void = OpTypeVoid
+       %bool = OpTypeBool
+       %true = OpConstantTrue %bool
+       %uint = OpTypeInt 32 0
+     %v3uint = OpTypeVector %uint 3
+     %uint_0 = OpConstant %uint 0
+     %uint_1 = OpConstant %uint 1
+     %uint_2 = OpConstant %uint 2
+     %uint_4 = OpConstant %uint 4
+    %str_out = OpConstantStringAMDX "out"
+      %InRec = OpTypeStruct %uint
+     %in_arr = OpTypeNodePayloadArrayAMDX %InRec
+     %OutRec = OpTypeStruct %uint %uint
+    %out_arr = OpTypeNodePayloadArrayAMDX %OutRec
+%_ptr_NodePayloadAMDX_in_arr = OpTypePointer NodePayloadAMDX %in_arr
+%_ptr_NodePayloadAMDX_out_arr = OpTypePointer NodePayloadAMDX %out_arr
+%_ptr_NodePayloadAMDX_uint = OpTypePointer NodePayloadAMDX %uint
+%_ptr_Function_out_arr = OpTypePointer Function %out_arr
+%_ptr_Function_uint = OpTypePointer Function %uint
+%_ptr_Input_uint = OpTypePointer Input %uint
+%_ptr_Input_v3uint = OpTypePointer Input %v3uint
+         %fn = OpTypeFunction %void
+         %in = OpVariable %_ptr_NodePayloadAMDX_in_arr NodePayloadAMDX
+%gl_LocalInvocationIndex = OpVariable %_ptr_Input_uint Input
+%gl_LocalInvocationID = OpVariable %_ptr_Input_v3uint Input
+       %main = OpFunction %void None %fn
+      %entry = OpLabel
+    %records = OpVariable %_ptr_Function_out_arr Function
+        %tid = OpLoad %uint %gl_LocalInvocationIndex
+       %lid3 = OpLoad %v3uint %gl_LocalInvocationID
+       %lidx = OpCompositeExtract %uint %lid3 0
+          %p = OpAllocateNodePayloadsAMDX %_ptr_NodePayloadAMDX_out_arr %uint_2 %uint_1 %uint_0
+          %v = OpLoad %out_arr %p
+               OpStore %records %v
+@GUARD@
+               OpSelectionMerge %done None
+               OpBranchConditional %writes %write %done
+      %write = OpLabel
+      %first = OpAccessChain %_ptr_Function_uint %records %uint_0 %uint_0
+               OpStore %first %tid
+               OpBranch %done
+       %done = OpLabel
+@AFTER@
+               OpEnqueueNodePayloadsAMDX %records
+               OpReturn
+               OpFunctionEnd
+)";
+
+// The workgroup barriers the allocation of kOneWriterGroupRecord adds: 0 where invocation 0 keeps the address, 2 where
+// it shares it (DefineWorkgroupAllocate).
+std::size_t GroupRecordBarriers(const std::string& size, const std::string& guard, const std::string& after = "") {
+    std::string text = kOneWriterGroupRecord;
+    text.replace(text.find("@SIZE@"), 6, size);
+    text.replace(text.find("@GUARD@"), 7, guard);
+    text.replace(text.find("@AFTER@"), 7, after);
+    const Module module = Assemble(text, guard);
+    const NodeInfo info = MustAnalyze(module, "main");
+    const Lowered lowered = MustLower(module, info, MakeOptions(module, info));
+    const std::size_t barriers = CountOf(lowered.text, "OpControlBarrier");
+    EXPECT_GE(barriers, kLevelHandOffBarriers) << lowered.text;
+    return barriers - kLevelHandOffBarriers;
+}
+
+TEST(LoweringFeatures, GroupRecordOnlyInvocationZeroAccessesKeepsItsAddressThere) {
+    EXPECT_EQ(GroupRecordBarriers("64 1 1", "%writes = OpIEqual %bool %tid %uint_0"), 0u);
+    EXPECT_EQ(GroupRecordBarriers("64 1 1", "%writes = OpIEqual %bool %uint_0 %tid"), 0u);
+    // LocalInvocationId.x == 0 singles out invocation 0 only in a workgroup one row wide.
+    EXPECT_EQ(GroupRecordBarriers("64 1 1", "%writes = OpIEqual %bool %lidx %uint_0"), 0u);
+    EXPECT_EQ(GroupRecordBarriers("8 8 1", "%writes = OpIEqual %bool %lidx %uint_0"), 2u);
+    // A conjunction with the leader test is true in invocation 0 at most.
+    EXPECT_EQ(GroupRecordBarriers("64 1 1", "%is0 = OpIEqual %bool %tid %uint_0\n%writes = OpLogicalAnd %bool %true %is0"), 0u);
+    // In a workgroup of one invocation, whatever the guard.
+    EXPECT_EQ(GroupRecordBarriers("1 1 1", "%writes = OpIEqual %bool %tid %uint_1"), 0u);
+    // Reading the pointer out of its alias outside the region is no access to the record.
+    EXPECT_EQ(GroupRecordBarriers("64 1 1", "%writes = OpIEqual %bool %tid %uint_0", "%reloaded = OpLoad %out_arr %records"), 0u);
+}
+
+TEST(LoweringFeatures, GroupRecordOtherInvocationsAccessSharesItsAddress) {
+    // Another writer, every invocation, or any invocation but 0.
+    EXPECT_EQ(GroupRecordBarriers("64 1 1", "%writes = OpIEqual %bool %tid %uint_1"), 2u);
+    EXPECT_EQ(GroupRecordBarriers("64 1 1", "%writes = OpIEqual %bool %tid %tid"), 2u);
+    EXPECT_EQ(GroupRecordBarriers("64 1 1", "%writes = OpINotEqual %bool %tid %uint_0"), 2u);
+    EXPECT_EQ(GroupRecordBarriers("64 1 1", "%is0 = OpIEqual %bool %tid %uint_0\n%writes = OpLogicalOr %bool %true %is0"), 2u);
+    // A store or a load outside the guarded region.
+    EXPECT_EQ(GroupRecordBarriers("64 1 1", "%writes = OpIEqual %bool %tid %uint_0",
+                                  "%second = OpAccessChain %_ptr_Function_uint %records %uint_0 %uint_1\nOpStore %second %tid"),
+              2u);
+    EXPECT_EQ(
+        GroupRecordBarriers("64 1 1", "%writes = OpIEqual %bool %tid %uint_0",
+                            "%second = OpAccessChain %_ptr_Function_uint %records %uint_0 %uint_1\n%read = OpLoad %uint %second"),
+        2u);
+    // The pointer itself going anywhere the analysis does not follow.
+    EXPECT_EQ(GroupRecordBarriers("64 1 1", "%writes = OpIEqual %bool %tid %uint_0",
+                                  "%either = OpSelect %out_arr %true %v %v\n%copy = OpCopyObject %out_arr %either"),
+              2u);
+}
+
 TEST(AmdFixtureLowering, ComputeToMeshAppendsTheContextToItsPushConstants) {
     const Module module =
         LoadWords(spirv::test::ReadWords(spirv::test::FixturePath("gpu_draw_dispatch/compute_to_mesh_multi_cs.spv")), "compute_to_mesh");

@@ -7,8 +7,9 @@
 //     status, counts the drop and returns the trash region. Same-address atomics are aggregated: an allocation every
 //     invocation of a broadcast or coalescing workgroup provably reaches (WorkgroupUniformBlocks) reserves once per
 //     workgroup, and counts each table entry's records in workgroup memory; others once per subgroup. Workgroup
-//     visibility: invocation 0 allocates and shares the address through workgroup memory (thread nodes treat Workgroup
-//     as Invocation: each invocation is its own group). The result is the PhysicalStorageBuffer pointer to the records.
+//     visibility: invocation 0 allocates and shares the address through workgroup memory, or keeps it to itself where
+//     only it touches the records (LeaderOnlyAllocations; thread nodes treat Workgroup as Invocation: each invocation is
+//     its own group). The result is the PhysicalStorageBuffer pointer to the records.
 //   * OpEnqueueNodePayloadsAMDX lowers to nothing.
 //   * OpIsNodePayloadValidAMDX: the table has a node for the index and, for the node itself, RemainingRecursionLevels > 0.
 //   * OpNodePayloadArrayLengthAMDX of an output: the allocation's (constant) payload count.
@@ -102,21 +103,200 @@ std::unordered_set<std::uint32_t> WorkgroupUniformBlocks(const Function& functio
     return uniform;
 }
 
+// Whether `id` is true exactly in invocation 0 of the workgroup, or only where it is (so that the true edge of a branch
+// on it is taken by invocation 0 alone): LocalInvocationIndex == 0, LocalInvocationId.x == 0 in a workgroup that is one
+// row wide, either of them in an OpLogicalAnd. This is how DXC compiles `if (SV_GroupIndex == 0)` (dxc-spirv-shapes
+// §3.2: AMD's classify shaders guard their group record's stores with it).
+bool IsLeaderTest(const Module& module, const LoweringContext& ctx, std::uint32_t id, int depth = 0) {
+    const Instruction* def = module.FindDef(id);
+    if (def == nullptr || depth > 4) return false;
+    if (def->opcode() == Op::OpLogicalAnd) {
+        return IsLeaderTest(module, ctx, def->Word(0), depth + 1) || IsLeaderTest(module, ctx, def->Word(1), depth + 1);
+    }
+    if (def->opcode() != Op::OpIEqual) return false;
+    auto is_zero = [&](std::uint32_t operand) {
+        const Instruction* constant = module.FindDef(operand);
+        if (constant == nullptr || constant->opcode() != Op::OpConstant) return false;
+        Result<std::uint32_t> value = EvaluateUint32(module, operand);
+        return value.ok() && *value == 0;
+    };
+    auto is_local_index = [&](std::uint32_t operand) {
+        const Instruction* value = module.FindDef(operand);
+        if (value != nullptr && value->opcode() == Op::OpBitcast) value = module.FindDef(value->Word(0));
+        if (value == nullptr) return false;
+        if (value->opcode() == Op::OpLoad) return value->Word(0) == ctx.builtin_local_invocation_index;
+        const auto& size = ctx.info.local_size;
+        if (value->opcode() != Op::OpCompositeExtract || value->OperandWordCount() != 2 || value->Word(1) != 0 || size[1] != 1 ||
+            size[2] != 1) {
+            return false;
+        }
+        const Instruction* vector = module.FindDef(value->Word(0));
+        return vector != nullptr && vector->opcode() == Op::OpLoad && vector->Word(0) == ctx.builtin_local_invocation_id;
+    };
+    return (is_zero(def->Word(0)) && is_local_index(def->Word(1))) || (is_zero(def->Word(1)) && is_local_index(def->Word(0)));
+}
+
+// Workgroup-visibility allocations of `function` whose records only invocation 0 of the workgroup accesses, so that no
+// other invocation needs their address: every load, store or atomic through the allocation (directly, through
+// access chains, or through DXC's Function-variable alias, dxc-spirv-shapes §3.2) lies in a block that only the true edge
+// of a leader test (IsLeaderTest) reaches, and the pointer goes nowhere else but into the enqueue and the array-length
+// query, which lower to nothing and a constant. Invocation 0 is the one that allocates (DefineWorkgroupAllocate), so
+// these need no broadcast through workgroup memory and no workgroup barrier: the other invocations may finish while it
+// reserves. The spec gives the allocation no barrier semantics of its own (facts §16 only requires that all invocations
+// reach it), so dropping ours changes nothing an application can rely on. Anything the analysis does not understand
+// (a phi or select of the pointer, a call, a store of it elsewhere) keeps the broadcast. In a workgroup of one
+// invocation every allocation qualifies.
+std::unordered_set<std::uint32_t> LeaderOnlyAllocations(const Module& module, const LoweringContext& ctx,
+                                                        const Function& function) {
+    std::unordered_set<std::uint32_t> result;
+    if (function.blocks.empty()) return result;
+    const auto& size = ctx.info.local_size;
+    const bool single_invocation = size[0] * size[1] * size[2] == 1;
+    std::unordered_map<std::uint32_t, const BasicBlock*> blocks;
+    for (const BasicBlock& block : function.blocks) blocks[block.label_id()] = &block;
+    auto successors = [&](const BasicBlock& block) {
+        std::vector<std::uint32_t> next;
+        const Instruction* terminator = TerminatorAndMerge(block).first;
+        if (terminator == nullptr) return next;
+        for (std::size_t i = 0; i < terminator->OperandWordCount(); ++i) {
+            if (blocks.count(terminator->Word(i)) != 0) next.push_back(terminator->Word(i));
+        }
+        return next;
+    };
+    // Blocks reachable from the function's first block without entering `avoid` (0: none).
+    auto reachable = [&](std::uint32_t avoid) {
+        std::unordered_set<std::uint32_t> seen;
+        std::vector<std::uint32_t> work{function.blocks.front().label_id()};
+        if (work.back() == avoid) return seen;
+        seen.insert(work.back());
+        while (!work.empty()) {
+            const BasicBlock* block = blocks[work.back()];
+            work.pop_back();
+            for (std::uint32_t next : successors(*block)) {
+                if (next != avoid && seen.insert(next).second) work.push_back(next);
+            }
+        }
+        return seen;
+    };
+    std::unordered_map<std::uint32_t, std::vector<std::uint32_t>> predecessors;
+    for (const BasicBlock& block : function.blocks) {
+        for (std::uint32_t next : successors(block)) predecessors[next].push_back(block.label_id());
+    }
+    // Blocks only the true edge of a leader test reaches: those its target dominates, where the edge is the target's
+    // only way in.
+    const std::unordered_set<std::uint32_t> all = reachable(0);
+    std::unordered_set<std::uint32_t> leader_blocks;
+    for (const BasicBlock& block : function.blocks) {
+        const Instruction* terminator = TerminatorAndMerge(block).first;
+        if (terminator == nullptr || terminator->opcode() != Op::OpBranchConditional) continue;
+        const std::uint32_t taken = terminator->Word(1);
+        if (taken == terminator->Word(2) || !IsLeaderTest(module, ctx, terminator->Word(0))) continue;
+        const std::vector<std::uint32_t>& in = predecessors[taken];
+        if (in.size() != 1 || in.front() != block.label_id()) continue;
+        const std::unordered_set<std::uint32_t> avoiding = reachable(taken);
+        for (std::uint32_t label : all) {
+            if (avoiding.count(label) == 0) leader_blocks.insert(label);
+        }
+    }
+
+    auto is_alias_variable = [&](std::uint32_t id) {
+        const Instruction* def = module.FindDef(id);
+        std::uint32_t pointee = 0;
+        StorageClass storage_class{};
+        if (def == nullptr || def->opcode() != Op::OpVariable || !PointerInfo(module, def->type_id(), &storage_class, &pointee))
+            return false;
+        const Instruction* pointee_def = module.FindDef(pointee);
+        return storage_class == StorageClass::Function && pointee_def != nullptr &&
+               pointee_def->opcode() == Op::OpTypeNodePayloadArrayAMDX;
+    };
+    auto is_access_chain = [](Op op) {
+        return op == Op::OpAccessChain || op == Op::OpInBoundsAccessChain || op == Op::OpPtrAccessChain ||
+               op == Op::OpInBoundsPtrAccessChain;
+    };
+    for (const BasicBlock& block : function.blocks) {
+        for (const Instruction& allocation : block.instructions) {
+            if (allocation.opcode() != Op::OpAllocateNodePayloadsAMDX) continue;
+            Result<std::uint32_t> scope = EvaluateUint32(module, allocation.Word(0));
+            if (!scope.ok() || *scope != static_cast<std::uint32_t>(AllocationScope::kWorkgroup)) continue;
+            if (single_invocation) {  // invocation 0 is the workgroup (the chains of overhead_chain32, for one)
+                result.insert(allocation.result_id());
+                continue;
+            }
+            // The allocation, its copies and aliases (ResolvePayloadAliasesPass), and pointers derived from them.
+            std::unordered_set<std::uint32_t> derived;
+            for (const auto& [id, source] : ctx.payload_source) {
+                if (source == allocation.result_id()) derived.insert(id);
+            }
+            derived.insert(allocation.result_id());
+            for (bool grew = true; grew;) {
+                grew = false;
+                for (const BasicBlock& b : function.blocks) {
+                    for (const Instruction& inst : b.instructions) {
+                        const bool from_derived = inst.OperandWordCount() != 0 && derived.count(inst.Word(0)) != 0;
+                        const bool copies = is_access_chain(inst.opcode()) || inst.opcode() == Op::OpCopyObject ||
+                                            (inst.opcode() == Op::OpLoad && is_alias_variable(inst.Word(0)));
+                        if (from_derived && copies && derived.insert(inst.result_id()).second) grew = true;
+                    }
+                }
+            }
+            bool leader_only = true;
+            for (const BasicBlock& b : function.blocks) {
+                const bool in_leader_block = leader_blocks.count(b.label_id()) != 0;
+                for (const Instruction& inst : b.instructions) {
+                    std::size_t uses = 0;
+                    for (std::size_t i = 0; i < inst.OperandWordCount(); ++i) uses += derived.count(inst.Word(i));
+                    if (uses == 0) continue;
+                    const Op op = inst.opcode();
+                    const bool pointer_first = derived.count(inst.Word(0)) != 0;
+                    if (op == Op::OpEnqueueNodePayloadsAMDX || op == Op::OpNodePayloadArrayLengthAMDX || op == Op::OpCopyObject)
+                        continue;
+                    if (is_access_chain(op) && pointer_first && uses == 1) continue;
+                    if (op == Op::OpLoad && is_alias_variable(inst.Word(0))) continue;  // the pointer itself, not its records
+                    if (op == Op::OpStore && is_alias_variable(inst.Word(0))) {
+                        // Copying the pointer into its alias; an alias that also holds another value is not followed.
+                        const auto source = ctx.payload_source.find(inst.Word(0));
+                        if (source != ctx.payload_source.end() && source->second == allocation.result_id() &&
+                            derived.count(inst.Word(1)) != 0) {
+                            continue;
+                        }
+                        leader_only = false;
+                        break;
+                    }
+                    const bool memory_access =
+                        op == Op::OpLoad || op == Op::OpStore || OpcodeName(static_cast<std::uint32_t>(op)).starts_with("OpAtomic");
+                    if (!(memory_access && pointer_first && uses == 1 && in_leader_block)) {
+                        leader_only = false;
+                        break;
+                    }
+                }
+                if (!leader_only) break;
+            }
+            if (leader_only) result.insert(allocation.result_id());
+        }
+    }
+    return result;
+}
+
 class OutputHelpers {
   public:
     OutputHelpers(Module& module, LoweringContext& ctx) : module_(module), ctx_(ctx) {}
 
     // The helper an allocation calls: [0] one invocation's allocation with per-subgroup reservations, [1] Workgroup
     // visibility (invocation 0 calls [0] and shares the address), [2] Invocation visibility reserved per workgroup, for
-    // allocations in workgroup-uniform control flow (`uniform`).
-    std::uint32_t Allocate(std::uint32_t output, bool workgroup, bool uniform) {
-        std::array<std::uint32_t, 3>& fns = allocate_[output];
+    // allocations in workgroup-uniform control flow (`uniform`), [3] Workgroup visibility whose records only invocation 0
+    // accesses (`leader_only`, LeaderOnlyAllocations: invocation 0 calls [0] and shares nothing).
+    std::uint32_t Allocate(std::uint32_t output, bool workgroup, bool uniform, bool leader_only) {
+        std::array<std::uint32_t, 4>& fns = allocate_[output];
         if (!workgroup && uniform && ReservesPerWorkgroup()) {
             if (fns[2] == 0) fns[2] = DefineInvocationAllocate(output, true);
             return fns[2];
         }
         if (fns[0] == 0) fns[0] = DefineInvocationAllocate(output, false);
         if (!workgroup) return fns[0];
+        if (leader_only) {
+            if (fns[3] == 0) fns[3] = DefineLeaderAllocate(fns[0]);
+            return fns[3];
+        }
         if (fns[1] == 0) fns[1] = DefineWorkgroupAllocate(fns[0]);
         return fns[1];
     }
@@ -494,6 +674,33 @@ class OutputHelpers {
         });
     }
 
+    // Workgroup visibility where only invocation 0 touches the records (LeaderOnlyAllocations). The others get the
+    // trash region's address rather than an undefined one, so that a use the analysis missed would still never write
+    // into the payload ring, and go on without waiting for invocation 0's reservation. On the H200 the two barriers of
+    // the shared path cost a 230 400-workgroup classify node about 11% (docs/performance.md). Loading the trash offset
+    // in the prologue instead, with the other header words, measured the same.
+    std::uint32_t DefineLeaderAllocate(std::uint32_t invocation_allocate) {
+        FunctionBuilder b(module_, ctx_);
+        const std::uint32_t params[] = {ctx_.u32, ctx_.u32};
+        if (WorkgroupInvocations() == 1) {  // no other invocation to answer
+            return b.DefineFunction(ctx_.u64, params, [&](std::span<const std::uint32_t> p) {
+                b.emit().EmitVoid(Op::OpReturnValue,
+                                  {b.emit().Emit(Op::OpFunctionCall, ctx_.u64, {invocation_allocate, p[0], p[1]})});
+            });
+        }
+        return b.DefineFunction(ctx_.u64, params, [&](std::span<const std::uint32_t> p) {
+            Emitter& e = b.emit();
+            const std::uint32_t leader = e.Equal(e.Load(ctx_.u32, ctx_.builtin_local_invocation_index), e.U32(0));
+            const std::uint32_t address = b.IfElseValue(
+                leader, ctx_.u64,
+                [&]() {
+                    return e.Emit(Op::OpFunctionCall, ctx_.u64, {invocation_allocate, p[0], p[1]});
+                },
+                [&]() { return e.ScratchAddress(e.LoadScratchU32(e.U32(offsets::kHeaderTrashOffset))); });
+            e.EmitVoid(Op::OpReturnValue, {address});
+        });
+    }
+
     std::uint32_t DefineIsValid(std::uint32_t output) {
         FunctionBuilder b(module_, ctx_);
         const std::uint32_t params[] = {ctx_.u32};
@@ -511,7 +718,7 @@ class OutputHelpers {
 
     Module& module_;
     LoweringContext& ctx_;
-    std::unordered_map<std::uint32_t, std::array<std::uint32_t, 3>> allocate_;
+    std::unordered_map<std::uint32_t, std::array<std::uint32_t, 4>> allocate_;
     std::uint32_t workgroup_counters_ = 0;  // per-entry workgroup counters created so far (kWorkgroupCounterBudget)
     std::unordered_map<std::uint32_t, std::uint32_t> valid_;
 };
@@ -568,8 +775,11 @@ Result<bool> LowerOutputsPass::Run(Module& module) {
 
     bool changed = false;
     const Function* entry = FindFunction(module, ctx_.info.entry_point_id);
+    if (entry == nullptr) return Error{kNoWordOffset, "entry point function not found"};
+    // Allocations in called functions keep per-subgroup reservations and shared addresses: their calls are not analysed.
+    const std::unordered_set<std::uint32_t> leader_only =
+        ctx_.info.launch != LaunchKind::kThread ? LeaderOnlyAllocations(module, ctx_, *entry) : std::unordered_set<std::uint32_t>{};
     for (Function& function : module.mutable_functions()) {
-        // Allocations in called functions keep per-subgroup reservations: their calls are not analysed.
         const std::unordered_set<std::uint32_t> uniform_blocks =
             &function == entry ? WorkgroupUniformBlocks(function, ctx_.entry_body_label) : std::unordered_set<std::uint32_t>{};
         for (BasicBlock& block : function.blocks) {
@@ -597,7 +807,9 @@ Result<bool> LowerOutputsPass::Run(Module& module) {
                         const std::uint32_t index = ToUint32(module, ctx_, result_types, rewritten, inst.Word(2));
                         if (count == 0 || index == 0) return Error{kNoWordOffset, "allocation count or node index is not an integer"};
                         Instruction call(Op::OpFunctionCall, ctx_.u64, module.TakeNextId());
-                        call.AddId(helpers.Allocate(*output, workgroup, uniform)).AddId(count).AddId(index);
+                        call.AddId(helpers.Allocate(*output, workgroup, uniform, leader_only.count(inst.result_id()) != 0))
+                            .AddId(count)
+                            .AddId(index);
                         const std::uint32_t address = call.result_id();
                         rewritten.push_back(std::move(call));
                         Instruction convert(Op::OpConvertUToPtr, *pointer, inst.result_id());
