@@ -252,10 +252,12 @@ constexpr char kOneWriterGroupRecord[] = R"(
        %true = OpConstantTrue %bool
        %uint = OpTypeInt 32 0
      %v3uint = OpTypeVector %uint 3
+     %v3bool = OpTypeVector %bool 3
      %uint_0 = OpConstant %uint 0
      %uint_1 = OpConstant %uint 1
      %uint_2 = OpConstant %uint 2
      %uint_4 = OpConstant %uint 4
+    %uint3_0 = OpConstantComposite %v3uint %uint_0 %uint_0 %uint_0
     %str_out = OpConstantStringAMDX "out"
       %InRec = OpTypeStruct %uint
      %in_arr = OpTypeNodePayloadArrayAMDX %InRec
@@ -318,6 +320,19 @@ TEST(LoweringFeatures, GroupRecordOnlyInvocationZeroAccessesKeepsItsAddressThere
     EXPECT_EQ(GroupRecordBarriers("8 8 1", "%writes = OpIEqual %bool %lidx %uint_0"), 2u);
     // A conjunction with the leader test is true in invocation 0 at most.
     EXPECT_EQ(GroupRecordBarriers("64 1 1", "%is0 = OpIEqual %bool %tid %uint_0\n%writes = OpLogicalAnd %bool %true %is0"), 0u);
+    // In two dimensions, both components: in one condition, as all(LocalInvocationId == 0), or in nested selections (HLSL
+    // 2021 short-circuits `gtid.x == 0 && gtid.y == 0`). Not where a dimension larger than one is left out.
+    const std::string x_and_y =
+        "%y = OpCompositeExtract %uint %lid3 1\n%x0 = OpIEqual %bool %lidx %uint_0\n%y0 = OpIEqual %bool %y %uint_0\n"
+        "%writes = OpLogicalAnd %bool %x0 %y0";
+    EXPECT_EQ(GroupRecordBarriers("8 8 1", x_and_y), 0u);
+    EXPECT_EQ(GroupRecordBarriers("8 8 2", x_and_y), 2u);
+    EXPECT_EQ(GroupRecordBarriers("8 8 2", "%eq = OpIEqual %v3bool %lid3 %uint3_0\n%writes = OpAll %bool %eq"), 0u);
+    const std::string nested_outer =
+        "%x0 = OpIEqual %bool %lidx %uint_0\nOpSelectionMerge %outer None\nOpBranchConditional %x0 %inner %outer\n"
+        "%inner = OpLabel\n%y = OpCompositeExtract %uint %lid3 1\n%writes = OpIEqual %bool %y %uint_0";
+    EXPECT_EQ(GroupRecordBarriers("8 8 1", nested_outer, "OpBranch %outer\n%outer = OpLabel"), 0u);
+    EXPECT_EQ(GroupRecordBarriers("8 8 2", nested_outer, "OpBranch %outer\n%outer = OpLabel"), 2u);
     // In a workgroup of one invocation, whatever the guard.
     EXPECT_EQ(GroupRecordBarriers("1 1 1", "%writes = OpIEqual %bool %tid %uint_1"), 0u);
     // Reading the pointer out of its alias outside the region is no access to the record.

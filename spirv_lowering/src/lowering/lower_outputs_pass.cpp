@@ -103,44 +103,77 @@ std::unordered_set<std::uint32_t> WorkgroupUniformBlocks(const Function& functio
     return uniform;
 }
 
-// Whether `id` is true exactly in invocation 0 of the workgroup, or only where it is (so that the true edge of a branch
-// on it is taken by invocation 0 alone): LocalInvocationIndex == 0, LocalInvocationId.x == 0 in a workgroup that is one
-// row wide, either of them in an OpLogicalAnd. This is how DXC compiles `if (SV_GroupIndex == 0)` (dxc-spirv-shapes
-// §3.2: AMD's classify shaders guard their group record's stores with it).
-bool IsLeaderTest(const Module& module, const LoweringContext& ctx, std::uint32_t id, int depth = 0) {
+// The components of LocalInvocationId that `id` being true proves zero, as a mask (bit c for component c; all three for
+// LocalInvocationIndex == 0): `LocalInvocationIndex == 0`, `LocalInvocationId.c == 0`, `all(LocalInvocationId == 0)`
+// and conjunctions of them. Where the proven components cover every dimension of the workgroup larger than one, only
+// invocation 0 takes the condition's true edge. DXC compiles `if (SV_GroupIndex == 0)` to the first (dxc-spirv-shapes
+// §3.2: AMD's classify shaders guard their group record's stores with it); HLSL 2021 turns `gtid.x == 0 && gtid.y == 0`
+// into nested selections, whose masks LeaderOnlyAllocations combines along the dominating edges.
+std::uint32_t ZeroComponents(const Module& module, const LoweringContext& ctx, std::uint32_t id, int depth = 0) {
+    constexpr std::uint32_t kAll = 0b111;
     const Instruction* def = module.FindDef(id);
-    if (def == nullptr || depth > 4) return false;
+    if (def == nullptr || depth > 4) return 0;
     if (def->opcode() == Op::OpLogicalAnd) {
-        return IsLeaderTest(module, ctx, def->Word(0), depth + 1) || IsLeaderTest(module, ctx, def->Word(1), depth + 1);
+        return ZeroComponents(module, ctx, def->Word(0), depth + 1) | ZeroComponents(module, ctx, def->Word(1), depth + 1);
     }
-    if (def->opcode() != Op::OpIEqual) return false;
     auto is_zero = [&](std::uint32_t operand) {
         const Instruction* constant = module.FindDef(operand);
-        if (constant == nullptr || constant->opcode() != Op::OpConstant) return false;
+        if (constant == nullptr) return false;
+        if (constant->opcode() == Op::OpConstantNull) return true;
+        if (constant->opcode() == Op::OpConstantComposite) {
+            for (std::size_t i = 0; i < constant->OperandWordCount(); ++i) {
+                Result<std::uint32_t> value = EvaluateUint32(module, constant->Word(i));
+                if (!value.ok() || *value != 0) return false;
+            }
+            return true;
+        }
+        if (constant->opcode() != Op::OpConstant) return false;
         Result<std::uint32_t> value = EvaluateUint32(module, operand);
         return value.ok() && *value == 0;
     };
-    auto is_local_index = [&](std::uint32_t operand) {
+    auto without_bitcast = [&](std::uint32_t operand) {
         const Instruction* value = module.FindDef(operand);
-        if (value != nullptr && value->opcode() == Op::OpBitcast) value = module.FindDef(value->Word(0));
-        if (value == nullptr) return false;
-        if (value->opcode() == Op::OpLoad) return value->Word(0) == ctx.builtin_local_invocation_index;
-        const auto& size = ctx.info.local_size;
-        if (value->opcode() != Op::OpCompositeExtract || value->OperandWordCount() != 2 || value->Word(1) != 0 || size[1] != 1 ||
-            size[2] != 1) {
-            return false;
-        }
-        const Instruction* vector = module.FindDef(value->Word(0));
-        return vector != nullptr && vector->opcode() == Op::OpLoad && vector->Word(0) == ctx.builtin_local_invocation_id;
+        return value != nullptr && value->opcode() == Op::OpBitcast ? module.FindDef(value->Word(0)) : value;
     };
-    return (is_zero(def->Word(0)) && is_local_index(def->Word(1))) || (is_zero(def->Word(1)) && is_local_index(def->Word(0)));
+    auto loads = [](const Instruction* value, std::uint32_t variable) {
+        return value != nullptr && value->opcode() == Op::OpLoad && value->Word(0) == variable;
+    };
+    // What `operand` == 0 proves.
+    auto proven_by_zero = [&](std::uint32_t operand) -> std::uint32_t {
+        const Instruction* value = without_bitcast(operand);
+        if (value == nullptr) return 0;
+        if (loads(value, ctx.builtin_local_invocation_index)) return kAll;
+        if (loads(value, ctx.builtin_local_invocation_id)) return kAll;  // the whole vector (under OpAll)
+        if (value->opcode() == Op::OpCompositeExtract && value->OperandWordCount() == 2 && value->Word(1) < 3 &&
+            loads(without_bitcast(value->Word(0)), ctx.builtin_local_invocation_id)) {
+            return 1u << value->Word(1);
+        }
+        return 0;
+    };
+    auto equal_to_zero = [&](const Instruction* compare) -> std::uint32_t {
+        if (compare == nullptr || compare->opcode() != Op::OpIEqual) return 0;
+        if (is_zero(compare->Word(0))) return proven_by_zero(compare->Word(1));
+        if (is_zero(compare->Word(1))) return proven_by_zero(compare->Word(0));
+        return 0;
+    };
+    if (def->opcode() == Op::OpAll) {
+        const Instruction* compare = module.FindDef(def->Word(0));
+        return compare != nullptr && compare->opcode() == Op::OpIEqual && module.FindDef(compare->type_id()) != nullptr &&
+                       module.FindDef(compare->type_id())->opcode() == Op::OpTypeVector
+                   ? equal_to_zero(compare)
+                   : 0;
+    }
+    const std::uint32_t proven = equal_to_zero(def);
+    // A scalar comparison of the whole LocalInvocationId vector is not SPIR-V; only OpAll above may prove all three.
+    const Instruction* type = module.FindDef(def->type_id());
+    return type != nullptr && type->opcode() == Op::OpTypeBool ? proven : 0;
 }
 
 // Workgroup-visibility allocations of `function` whose records only invocation 0 of the workgroup accesses, so that no
 // other invocation needs their address: every load, store or atomic through the allocation (directly, through
-// access chains, or through DXC's Function-variable alias, dxc-spirv-shapes §3.2) lies in a block that only the true edge
-// of a leader test (IsLeaderTest) reaches, and the pointer goes nowhere else but into the enqueue and the array-length
-// query, which lower to nothing and a constant. Invocation 0 is the one that allocates (DefineWorkgroupAllocate), so
+// access chains, or through DXC's Function-variable alias, dxc-spirv-shapes §3.2) lies in a block that only invocation 0
+// reaches (ZeroComponents, along the true edges that dominate it), and the pointer goes nowhere else but into the enqueue and the
+// array-length query, which lower to nothing and a constant. Invocation 0 is the one that allocates (DefineWorkgroupAllocate), so
 // these need no broadcast through workgroup memory and no workgroup barrier: the other invocations may finish while it
 // reserves. The spec gives the allocation no barrier semantics of its own (facts §16 only requires that all invocations
 // reach it), so dropping ours changes nothing an application can rely on. Anything the analysis does not understand
@@ -182,21 +215,29 @@ std::unordered_set<std::uint32_t> LeaderOnlyAllocations(const Module& module, co
     for (const BasicBlock& block : function.blocks) {
         for (std::uint32_t next : successors(block)) predecessors[next].push_back(block.label_id());
     }
-    // Blocks only the true edge of a leader test reaches: those its target dominates, where the edge is the target's
-    // only way in.
+    // For each block, the LocalInvocationId components that the true edges dominating it prove zero (ZeroComponents): an
+    // edge dominates the blocks its target dominates, where the edge is the target's only way in. Only invocation 0
+    // runs a block whose components cover every dimension of the workgroup larger than one.
+    std::uint32_t needed = 0;
+    for (std::uint32_t c = 0; c < 3; ++c) needed |= size[c] > 1 ? 1u << c : 0u;
     const std::unordered_set<std::uint32_t> all = reachable(0);
-    std::unordered_set<std::uint32_t> leader_blocks;
+    std::unordered_map<std::uint32_t, std::uint32_t> proven_zero;
     for (const BasicBlock& block : function.blocks) {
         const Instruction* terminator = TerminatorAndMerge(block).first;
         if (terminator == nullptr || terminator->opcode() != Op::OpBranchConditional) continue;
         const std::uint32_t taken = terminator->Word(1);
-        if (taken == terminator->Word(2) || !IsLeaderTest(module, ctx, terminator->Word(0))) continue;
+        const std::uint32_t components = ZeroComponents(module, ctx, terminator->Word(0));
+        if (taken == terminator->Word(2) || components == 0) continue;
         const std::vector<std::uint32_t>& in = predecessors[taken];
         if (in.size() != 1 || in.front() != block.label_id()) continue;
         const std::unordered_set<std::uint32_t> avoiding = reachable(taken);
         for (std::uint32_t label : all) {
-            if (avoiding.count(label) == 0) leader_blocks.insert(label);
+            if (avoiding.count(label) == 0) proven_zero[label] |= components;
         }
+    }
+    std::unordered_set<std::uint32_t> leader_blocks;
+    for (const auto& [label, components] : proven_zero) {
+        if ((components & needed) == needed) leader_blocks.insert(label);
     }
 
     auto is_alias_variable = [&](std::uint32_t id) {
