@@ -6,9 +6,11 @@
 namespace execgraph {
 namespace {
 
+// Lowered nodes aggregate their allocations per subgroup: scans, a ballot for the highest active lane and a shuffle of its
+// scan value as the subgroup's total (spirv_lowering/src/lowering/lowering_context.h says why not a reduce).
 constexpr VkSubgroupFeatureFlags kRequiredSubgroupOperations = VK_SUBGROUP_FEATURE_BASIC_BIT | VK_SUBGROUP_FEATURE_VOTE_BIT |
-                                                               VK_SUBGROUP_FEATURE_BALLOT_BIT |
-                                                               VK_SUBGROUP_FEATURE_ARITHMETIC_BIT;
+                                                               VK_SUBGROUP_FEATURE_BALLOT_BIT | VK_SUBGROUP_FEATURE_ARITHMETIC_BIT |
+                                                               VK_SUBGROUP_FEATURE_SHUFFLE_BIT;
 
 std::string VersionString(uint32_t version) {
     return std::to_string(VK_API_VERSION_MAJOR(version)) + "." + std::to_string(VK_API_VERSION_MINOR(version)) + "." +
@@ -85,7 +87,8 @@ PhysicalDeviceSupport QueryPhysicalDeviceSupport(const InstanceDispatchTable& di
         support.missing_requirement = "the device lacks the shaderInt64 feature";
     } else if (!(subgroup.supportedStages & VK_SHADER_STAGE_COMPUTE_BIT) ||
                (subgroup.supportedOperations & kRequiredSubgroupOperations) != kRequiredSubgroupOperations) {
-        support.missing_requirement = "the device lacks subgroup basic/vote/ballot/arithmetic operations in compute shaders";
+        support.missing_requirement =
+            "the device lacks subgroup basic/vote/ballot/arithmetic/shuffle operations in compute shaders";
     }
     return support;
 }

@@ -438,6 +438,19 @@ class OutputHelpers {
         return e.Add(half, e.Add(e.U32(offsets::kHalfNodes + offsets::kNodeStateRecordCount), e.Mul(target, e.U32(offsets::kNodeStateSize))));
     }
 
+    // The invocation's SubgroupLocalInvocationId as a uint, from the node's own built-in variable if it has one.
+    std::uint32_t SubgroupLane(Emitter& e) {
+        if (ctx_.builtin_subgroup_local_invocation_id == 0) {
+            const std::uint32_t existing = FindBuiltinVariable(module_, BuiltIn::SubgroupLocalInvocationId);
+            ctx_.builtin_subgroup_local_invocation_id =
+                existing != 0 ? existing : CreateBuiltinVariable(module_, ctx_, BuiltIn::SubgroupLocalInvocationId, ctx_.u32);
+        }
+        std::uint32_t type = ctx_.u32;
+        PointerInfo(module_, module_.FindDef(ctx_.builtin_subgroup_local_invocation_id)->type_id(), nullptr, &type);
+        const std::uint32_t lane = e.Load(type, ctx_.builtin_subgroup_local_invocation_id);
+        return type == ctx_.u32 ? lane : e.Emit(Op::OpBitcast, ctx_.u32, {lane});  // a signed int built-in (32 bits)
+    }
+
     // One invocation's allocation of `count` records for table entry `index` of `output`. Per-half counters (heap top,
     // record count, next level pass size) take one atomic per subgroup, or with `per_workgroup` (ReservesPerWorkgroup)
     // one per workgroup: same-address atomics serialise in the L2, and a producer of one record per invocation otherwise
@@ -519,15 +532,26 @@ class OutputHelpers {
             // Each table entry's workgroup counter (WorkgroupReservation::node_records) belongs to invocations
             // local_index + k * workgroup size, which zero it before the reservation and read it after: the same
             // invocation, so consecutive allocations need no extra barrier between them.
-            // The invocation's range of a subgroup-wide count: one elected invocation adds the subgroup's total of `value`
-            // with `add_total` (which returns the count before), and each invocation's range starts at that plus the
-            // exclusive prefix of the invocations below it.
-            auto subgroup_range = [&](std::uint32_t value, auto add_total) {
-                const std::uint32_t total = e.SubgroupReduceAdd(value);
-                const std::uint32_t prefix = e.SubgroupExclusiveAdd(value);
-                const std::uint32_t before = b.IfValue(e.SubgroupElect(), ctx_.u32, e.U32(0), [&]() { return add_total(total); });
-                return e.Add(e.SubgroupBroadcastFirst(before), prefix);
+            // The invocation's range of a subgroup-wide count: the highest active invocation, whose inclusive scan of
+            // `value` is the subgroup's total, adds it with `add_total` (which returns the count before, the subgroup's
+            // `base`), and each invocation's range starts at that plus its exclusive prefix (its inclusive scan less its
+            // own value). So the subgroup's ranges are contiguous in lane order, from `base` to `base + total`. No
+            // subgroup Reduce: NVIDIA 580 miscompiled it here (lowering_context.h); a reduce would also add a step before
+            // the atomic, where the scan's last lane already holds the total.
+            struct SubgroupRange {
+                std::uint32_t start, base, total;
             };
+            auto subgroup_range = [&](std::uint32_t value, auto add_total) {
+                const std::uint32_t inclusive = e.SubgroupInclusiveAdd(value);
+                const std::uint32_t highest = e.SubgroupHighestActiveLane();
+                const std::uint32_t before =
+                    b.IfValue(e.Equal(SubgroupLane(e), highest), ctx_.u32, e.U32(0), [&]() { return add_total(inclusive); });
+                const std::uint32_t base = e.SubgroupShuffle(before, highest);
+                return SubgroupRange{e.Add(base, e.Sub(inclusive, value)), base, e.SubgroupShuffle(inclusive, highest)};
+            };
+            // Where the subgroup's record slots were reserved as one range (per subgroup): its start and length (ids).
+            bool subgroup_records_in_one_range = false;
+            std::uint32_t subgroup_record_base = 0, subgroup_record_total = 0;
             const std::uint32_t workgroup_size = WorkgroupInvocations();
             auto for_owned_entries = [&](auto body) {
                 const std::uint32_t rounds = (table_length + workgroup_size - 1) / workgroup_size;
@@ -553,7 +577,9 @@ class OutputHelpers {
                 // asks for all of its records (if the whole range fits, that is the answer).
                 const std::uint32_t asked = e.SelectU32(valid, count, e.U32(0));
                 auto workgroup_range = [&](std::uint32_t counter, std::uint32_t value) {
-                    return subgroup_range(value, [&](std::uint32_t total) { return e.AtomicWorkgroup(Op::OpAtomicIAdd, counter, total); });
+                    return subgroup_range(value,
+                                          [&](std::uint32_t total) { return e.AtomicWorkgroup(Op::OpAtomicIAdd, counter, total); })
+                        .start;
                 };
                 const std::uint32_t local_heap = stride == 0 ? e.U32(0) : workgroup_range(shared.heap_bytes, bytes);
                 const std::uint32_t local_records = workgroup_range(shared.records, asked);
@@ -613,32 +639,41 @@ class OutputHelpers {
                 record_old = e.Add(e.Load(ctx_.u32, shared.record_base), lane_records);
             } else {
                 // Same-address atomics serialise in the L2, so the per-half counters are bumped once per subgroup: the
-                // elected (lowest active) invocation adds the subgroup's total and every invocation takes its range at
-                // the exclusive prefix of the lanes below it. Heap ranges and record slots come from the same lane order.
+                // highest active invocation adds the subgroup's total and every invocation takes its range at the
+                // exclusive prefix of the lanes below it. Heap ranges and record slots come from the same lane order.
                 auto aggregated_add = [&](std::uint32_t offset, std::uint32_t value) {
                     return subgroup_range(value, [&](std::uint32_t total) { return e.AtomicScratch(Op::OpAtomicIAdd, offset, total); });
                 };
                 if (merged) {
                     records_added = e.SelectU32(valid, count, e.U32(0));
-                    const std::uint32_t byte_prefix = e.SubgroupExclusiveAdd(bytes);
-                    const std::uint32_t record_prefix = e.SubgroupExclusiveAdd(records_added);
-                    const std::uint32_t byte_total = e.SubgroupReduceAdd(bytes);
-                    const std::uint32_t record_total = e.SubgroupReduceAdd(records_added);
-                    const std::uint32_t before =
-                        b.IfValue(e.SubgroupElect(), ctx_.u64, e.U64(0), [&]() { return reserve_both(byte_total, record_total); });
-                    heap_old = e.Add(e.SubgroupBroadcastFirst(e.LowU32(before)), byte_prefix);
-                    record_old = e.Add(e.SubgroupBroadcastFirst(e.HighU32(before)), record_prefix);
+                    // As subgroup_range, both counts at once.
+                    const std::uint32_t byte_inclusive = e.SubgroupInclusiveAdd(bytes);
+                    const std::uint32_t record_inclusive = e.SubgroupInclusiveAdd(records_added);
+                    const std::uint32_t highest = e.SubgroupHighestActiveLane();
+                    const std::uint32_t before = b.IfValue(e.Equal(SubgroupLane(e), highest), ctx_.u64, e.U64(0),
+                                                           [&]() { return reserve_both(byte_inclusive, record_inclusive); });
+                    heap_old = e.Add(e.SubgroupShuffle(e.LowU32(before), highest), e.Sub(byte_inclusive, bytes));
+                    subgroup_record_base = e.SubgroupShuffle(e.HighU32(before), highest);
+                    subgroup_record_total = e.SubgroupShuffle(record_inclusive, highest);
+                    subgroup_records_in_one_range = true;
+                    record_old = e.Add(subgroup_record_base, e.Sub(record_inclusive, records_added));
                 } else {
                     if (stride != 0) {
-                        heap_old = aggregated_add(e.Add(half, e.U32(offsets::kHalfHeapTop)), bytes);
+                        heap_old = aggregated_add(e.Add(half, e.U32(offsets::kHalfHeapTop)), bytes).start;
                         heap_ok = e.LogicalAnd(valid, heap_range_fits(heap_old, bytes));
                     }
                     records_added = e.SelectU32(heap_ok, count, e.U32(0));
-                    record_old = aggregated_add(e.Add(half, e.U32(offsets::kHalfRecordCount)), records_added);
+                    const SubgroupRange records = aggregated_add(e.Add(half, e.U32(offsets::kHalfRecordCount)), records_added);
+                    record_old = records.start;
+                    subgroup_record_base = records.base;
+                    subgroup_record_total = records.total;
+                    subgroup_records_in_one_range = true;
                 }
-                const std::uint32_t subgroup_end =
-                    e.SubgroupReduceUMax(e.SelectU32(e.NotEqual(records_added, e.U32(0)), e.Add(record_old, records_added), e.U32(0)));
-                const std::uint32_t subgroup_begin = e.Min(e.SubgroupBroadcastFirst(record_old), subgroup_end);
+                // The subgroup's slots are [base, base + total): the end of its records (0 without any) sizes the next
+                // level pass, with no subgroup operation of its own.
+                const std::uint32_t subgroup_end = e.SelectU32(e.NotEqual(subgroup_record_total, e.U32(0)),
+                                                               e.Add(subgroup_record_base, subgroup_record_total), e.U32(0));
+                const std::uint32_t subgroup_begin = e.Min(subgroup_record_base, subgroup_end);
                 b.If(e.SubgroupElect(), [&]() { raise_level_pass_workgroups(subgroup_begin, e.Sub(subgroup_end, subgroup_begin)); });
             }
             const std::uint32_t room = e.SelectU32(e.Less(record_old, record_capacity), e.Sub(record_capacity, record_old), e.U32(0));
@@ -670,7 +705,14 @@ class OutputHelpers {
                 // common case), else one per lane. Both subgroup operations run unconditionally; only the atomic is
                 // masked.
                 const std::uint32_t same_target = e.SubgroupAllEqual(target);
-                const std::uint32_t subgroup_delivered = e.SubgroupReduceAdd(delivered);
+                // Per subgroup, the lanes' slots are contiguous from the subgroup's base, so what the list holds of them
+                // is its part of [base, base + total) below the capacity; per workgroup, the lanes' delivered counts are
+                // summed.
+                const std::uint32_t subgroup_delivered =
+                    subgroup_records_in_one_range
+                        ? e.Sub(e.Min(e.Add(subgroup_record_base, subgroup_record_total), record_capacity),
+                                e.Min(subgroup_record_base, record_capacity))
+                        : e.SubgroupShuffle(e.SubgroupInclusiveAdd(delivered), e.SubgroupHighestActiveLane());
                 const std::uint32_t target_add = e.SelectU32(same_target, subgroup_delivered, delivered);
                 const std::uint32_t adds = e.Select(ctx_.bool_type, same_target, e.SubgroupElect(), e.Bool(true));
                 b.If(e.LogicalAnd(adds, e.NotEqual(target_add, e.U32(0))),

@@ -119,6 +119,12 @@ std::uint32_t Emitter::SubgroupArithmetic(Op op, GroupOperation operation, std::
     return result;
 }
 
+std::uint32_t Emitter::SubgroupHighestActiveLane() {
+    const std::uint32_t ballot =
+        Emit(Op::OpGroupNonUniformBallot, types().GetVector(ctx_.u32, 4), {U32(kScopeSubgroup), Bool(true)});
+    return Emit(Op::OpGroupNonUniformBallotFindMSB, ctx_.u32, {U32(kScopeSubgroup), ballot});
+}
+
 void Emitter::WorkgroupBarrier() {
     Instruction inst(Op::OpControlBarrier);
     inst.AddWord(U32(kScopeWorkgroup), OperandKind::IdScope)

@@ -160,6 +160,7 @@ struct LoweringContext {
     std::uint32_t builtin_workgroup_id = 0;
     std::uint32_t builtin_local_invocation_index = 0;
     std::uint32_t builtin_local_invocation_id = 0;
+    std::uint32_t builtin_subgroup_local_invocation_id = 0;  // created by the outputs pass where allocations need it
 
     // Helper functions (0 until created).
     std::uint32_t fn_input_record_address = 0;  // uint64 (uint index)
@@ -250,20 +251,25 @@ class Emitter {
 
     // Subgroup operations over the invocations that execute them (GroupNonUniform*, Subgroup scope). Callers emit them
     // where every invocation that reached the enclosing call executes them, never under a per-invocation condition.
-    std::uint32_t SubgroupReduceAdd(std::uint32_t value) {
-        return SubgroupArithmetic(Op::OpGroupNonUniformIAdd, GroupOperation::Reduce, value);
+    //
+    // There is deliberately no Reduce: a subgroup total is the inclusive scan's value in the highest active lane
+    // (SubgroupHighestActiveLane). NVIDIA 580 (H200) compiled OpGroupNonUniformIAdd Reduce in a lowered node's workgroup
+    // reservation to the reducing lane's own value in some builds: which builds depended on unrelated dead code elsewhere in the
+    // module, and the result was lost or overlapping records (a 64-invocation node reserved 1 record instead of ~32) and
+    // then a hung GPU. The scan form gave correct results in every one of those builds (docs/reliability.md, "Subgroup
+    // reductions on NVIDIA").
+    std::uint32_t SubgroupInclusiveAdd(std::uint32_t value) {
+        return SubgroupArithmetic(Op::OpGroupNonUniformIAdd, GroupOperation::InclusiveScan, value);
     }
-    std::uint32_t SubgroupExclusiveAdd(std::uint32_t value) {
-        return SubgroupArithmetic(Op::OpGroupNonUniformIAdd, GroupOperation::ExclusiveScan, value);
+    // The subgroup id of the highest active invocation (a ballot of true, its most significant bit): the one whose
+    // inclusive scan is the subgroup's total. Found where it is used, in the same convergence as the scan.
+    std::uint32_t SubgroupHighestActiveLane();
+    // `value` as the invocation with subgroup id `lane` holds it, in every invocation.
+    std::uint32_t SubgroupShuffle(std::uint32_t value, std::uint32_t lane) {
+        return Emit(Op::OpGroupNonUniformShuffle, ctx_.u32, {U32(kScopeSubgroup), value, lane});
     }
-    std::uint32_t SubgroupReduceUMax(std::uint32_t value) {
-        return SubgroupArithmetic(Op::OpGroupNonUniformUMax, GroupOperation::Reduce, value);
-    }
-    // True only on the lowest-id active invocation: the one whose value SubgroupBroadcastFirst returns.
+    // True only on the lowest-id active invocation.
     std::uint32_t SubgroupElect() { return Emit(Op::OpGroupNonUniformElect, ctx_.bool_type, {U32(kScopeSubgroup)}); }
-    std::uint32_t SubgroupBroadcastFirst(std::uint32_t value) {
-        return Emit(Op::OpGroupNonUniformBroadcastFirst, ctx_.u32, {U32(kScopeSubgroup), value});
-    }
     std::uint32_t SubgroupAllEqual(std::uint32_t value) {
         return Emit(Op::OpGroupNonUniformAllEqual, ctx_.bool_type, {U32(kScopeSubgroup), value});
     }

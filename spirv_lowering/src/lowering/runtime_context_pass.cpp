@@ -73,13 +73,15 @@ Result<bool> RuntimeContextPass::Run(Module& module) {
     module.AddCapability(Capability::PhysicalStorageBufferAddresses);
     module.AddCapability(Capability::Int64);
     module.AddExtension("SPV_KHR_physical_storage_buffer");
-    // Output allocations aggregate their atomics per subgroup (lower_outputs_pass.cpp); the layer requires these
-    // subgroup operations in compute (docs/design.md, Requirements). GroupNonUniform instructions need SPIR-V 1.3,
-    // which Vulkan 1.3 always accepts; later versions are kept.
+    // Output allocations aggregate their atomics per subgroup (lower_outputs_pass.cpp: the highest lane's inclusive scan
+    // is the total, and its atomic's result is shuffled to the others, lowering_context.h); the layer requires these
+    // subgroup operations in compute (docs/design.md, Requirements). GroupNonUniform instructions need SPIR-V 1.3, which
+    // Vulkan 1.3 always accepts; later versions are kept.
     module.AddCapability(Capability::GroupNonUniform);
     module.AddCapability(Capability::GroupNonUniformVote);
     module.AddCapability(Capability::GroupNonUniformArithmetic);
     module.AddCapability(Capability::GroupNonUniformBallot);
+    module.AddCapability(Capability::GroupNonUniformShuffle);
     constexpr std::uint32_t kSpirvVersion1_3 = 0x00010300u;
     if (module.header().version < kSpirvVersion1_3) module.header().version = kSpirvVersion1_3;
 
