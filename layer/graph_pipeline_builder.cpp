@@ -86,6 +86,16 @@ void NameNode(GraphNode& node) {
                                                                                       : node.info.shader_index.value_or(0);
 }
 
+// folder/graph<N>_<node>_<index>: where a node's shader files are dumped (dump_shaders_path) and replacements are looked
+// for (replace_shaders_path). N is the device's graph number; the node's name keeps letters, digits, '_', '-' and '.'.
+std::string ShaderFileStem(const std::string& folder, uint32_t graph_number, const GraphNode& node) {
+    std::string node_name = node.name;
+    for (char& c : node_name) {
+        if (!std::isalnum(static_cast<unsigned char>(c)) && c != '_' && c != '-' && c != '.') c = '_';  // no '/' or spaces
+    }
+    return folder + "/graph" + std::to_string(graph_number) + "_" + node_name + "_" + std::to_string(node.shader_index);
+}
+
 // Writes a node's original AMDX module, its lowered module and a GLSL rendering of the lowered module to the
 // `dump_shaders_path` folder as graph<N>_<node>_<index>.{amdx.spv,lowered.spv,glsl}, N being the device's graph number
 // (docs/debugging.md). Called once per lowered module, for the first node that uses it (nodes of an array share one). Failures to
@@ -94,12 +104,7 @@ void DumpNodeShaders(const DeviceState& device, uint32_t graph_number, const Gra
                      const std::vector<uint32_t>& lowered) {
     const std::string& folder = device.instance->settings.dump_shaders_path;
     if (folder.empty()) return;
-    std::string node_name = node.name;
-    for (char& c : node_name) {
-        if (!std::isalnum(static_cast<unsigned char>(c)) && c != '_' && c != '-' && c != '.') c = '_';  // no '/' or spaces
-    }
-    const std::string stem =
-        folder + "/graph" + std::to_string(graph_number) + "_" + node_name + "_" + std::to_string(node.shader_index);
+    const std::string stem = ShaderFileStem(folder, graph_number, node);
     auto write = [&](const std::string& path, const void* data, size_t size) {
         FILE* file = std::fopen(path.c_str(), "wb");
         bool written = file != nullptr && std::fwrite(data, 1, size, file) == size;
@@ -117,6 +122,38 @@ void DumpNodeShaders(const DeviceState& device, uint32_t graph_number, const Gra
                                "dump_shaders_path: SPIRV-Cross could not render " + stem + ".lowered.spv as GLSL (" + error +
                                    "); the .spv files are unaffected");
     }
+}
+
+// With `replace_shaders_path`, a graph<N>_<node>_<index>.lowered.spv in that folder replaces the node's lowered module
+// (docs/debugging.md): how one finds out whether a driver miscompiles a lowered node, by running hand-edited variants of
+// what dump_shaders_path wrote. The file must pass spirv::CheckLoweredReplacement; a file that does not is an error (the
+// pipeline is not created), since running the unreplaced module instead would hide the experiment's outcome. Every
+// replacement is a warning, so that a forgotten setting does not go unnoticed. Returns the error text, or "".
+std::string ReplaceLoweredShader(const DeviceState& device, uint32_t graph_number, const GraphNode& node,
+                                 spirv::LoweredNode* lowered) {
+    const std::string& folder = device.instance->settings.replace_shaders_path;
+    if (folder.empty()) return "";
+    const std::string path = ShaderFileStem(folder, graph_number, node) + ".lowered.spv";
+    FILE* file = std::fopen(path.c_str(), "rb");
+    if (file == nullptr) return "";  // no replacement for this node
+    std::vector<uint8_t> bytes;
+    uint8_t chunk[4096];
+    for (size_t read; (read = std::fread(chunk, 1, sizeof(chunk), file)) > 0;) bytes.insert(bytes.end(), chunk, chunk + read);
+    const bool read_error = std::ferror(file) != 0;
+    std::fclose(file);
+    if (read_error) return "replace_shaders_path: could not read " + path;
+    if (bytes.size() % 4 != 0) return "replace_shaders_path: " + path + " is not a whole number of 32-bit words";
+    std::vector<uint32_t> words(bytes.size() / 4);
+    std::memcpy(words.data(), bytes.data(), bytes.size());
+    if (spirv::Status checked = spirv::CheckLoweredReplacement(words, node.source.entry_point, *lowered); !checked.ok()) {
+        return "replace_shaders_path: " + path + " cannot replace node " + NodeLabel(node.name, node.shader_index) + ": " +
+               checked.error().ToString();
+    }
+    lowered->words = std::move(words);
+    device.messages().Emit(MessageSeverity::kWarning, message_id::kSettings,
+                           "replace_shaders_path: node " + NodeLabel(node.name, node.shader_index) + " runs " + path +
+                               " instead of its lowered module");
+    return "";
 }
 
 // Looks for a cycle through distinct nodes (a node enqueueing itself is recursion, checked at link time). Returns the
@@ -647,6 +684,11 @@ GraphBuildResult BuildExecutionGraphPipeline(DeviceState& device, VkPipelineCach
         }
         node.lowered_local_size = lowered->local_size;
         DumpNodeShaders(device, graph->graph_number, node, lowered->words);
+        if (std::string replace_error = ReplaceLoweredShader(device, graph->graph_number, node, &*lowered);
+            !replace_error.empty()) {
+            graph->Destroy(device, allocator);
+            return Failure(VK_ERROR_UNKNOWN, replace_error);
+        }
         if (node.info.launch == spirv::LaunchKind::kThread) graph->static_infos[n].records_per_workgroup = lowered->local_size[0];
 
         VkShaderModuleCreateInfo module_create{VK_STRUCTURE_TYPE_SHADER_MODULE_CREATE_INFO};

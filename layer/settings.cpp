@@ -34,6 +34,10 @@ constexpr SettingDescriptor kSettingDescriptors[] = {
      "Folder into which the original and lowered SPIR-V of every node, and a GLSL rendering of the lowered one, are written; "
      "empty disables dumping.",
      SettingField<&LayerSettings::dump_shaders_path>()},
+    {"replace_shaders_path", "",
+     "Folder whose graph<N>_<node>_<index>.lowered.spv files (the names dump_shaders_path writes) replace those nodes' "
+     "lowered modules at pipeline creation, to investigate driver compilers with edited lowered shaders; empty disables it.",
+     SettingField<&LayerSettings::replace_shaders_path>()},
     {"statistics", "false",
      "Report one JSON line per graph dispatch (levels, node dispatches, records per node, ring high-water marks, drops) "
      "through VK_EXT_debug_utils at INFO severity, id EXECGRAPH-STATISTICS.",
@@ -56,7 +60,8 @@ constexpr SettingDescriptor kSettingDescriptors[] = {
      "at most the device's maxComputeWorkGroupSize[0] and maxComputeWorkGroupInvocations.",
      SettingField<&LayerSettings::thread_batch_size>()},
     {"direct_levels", "true",
-     "Run a level whose records all go to one thread, coalescing or static broadcast node without a level pass: the last workgroup of the "
+     "Run a level whose records all go to one thread, coalescing or static broadcast node without a level pass: the last workgroup "
+     "of the "
      "level before prepares it, so it follows after one barrier. false: every level has a level pass (for comparisons).",
      SettingField<&LayerSettings::direct_levels>()},
 };

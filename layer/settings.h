@@ -51,6 +51,8 @@ struct LayerSettings {
     bool optimize_lowered_shaders = false;
     // Folder into which original and lowered SPIR-V modules and GLSL renderings are written; empty disables dumping.
     std::string dump_shaders_path;
+    // Folder whose graph<N>_<node>_<index>.lowered.spv files replace those nodes' lowered modules; empty disables it.
+    std::string replace_shaders_path;
     // One JSON line of statistics per graph dispatch, through debug utils (INFO, EXECGRAPH-STATISTICS).
     bool statistics = false;
     // With `statistics`: also append each line to this file; empty: debug utils only.

@@ -9,7 +9,10 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <iterator>
+#include <map>
+#include <regex>
 #include <spirv-tools/libspirv.hpp>
 #include <sstream>
 #include <string>
@@ -120,14 +123,19 @@ std::string Joined(const std::vector<std::string>& lines) {
     return text;
 }
 
-// Creates the hello graph (named `name` when not null), runs it once from host payloads, checks the results, and
-// returns what the capture layer saw while the dispatch was recorded.
-std::vector<std::string> RunHelloGraph(GraphTestContext& context, const CaptureReader& capture, const char* name) {
+struct HelloRun {
+    std::vector<uint32_t> uav;        // UAV[0..7] after the dispatch; empty if the graph could not be created
+    std::vector<std::string> events;  // what the capture layer saw while the dispatch was recorded (with a capture)
+};
+
+// Creates the hello graph (named `name` when not null) and runs it once from host payloads.
+HelloRun DispatchHelloGraph(GraphTestContext& context, const CaptureReader* capture, const char* name) {
+    HelloRun run;
     TestBuffer uav = context.CreateBuffer(8 * sizeof(uint32_t), VK_BUFFER_USAGE_STORAGE_BUFFER_BIT);
     VkPipelineLayout layout = context.CreateStorageBufferLayout({&uav});
     VkPipeline graph = context.CreateGraph(HelloStages(), layout);
     EXPECT_NE(graph, VK_NULL_HANDLE) << context.log().Problems();
-    if (graph == VK_NULL_HANDLE) return {};
+    if (graph == VK_NULL_HANDLE) return run;
     if (name != nullptr) {
         auto set_name = reinterpret_cast<PFN_vkSetDebugUtilsObjectNameEXT>(
             vkGetDeviceProcAddr(context.device(), "vkSetDebugUtilsObjectNameEXT"));
@@ -147,18 +155,26 @@ std::vector<std::string> RunHelloGraph(GraphTestContext& context, const CaptureR
     info.payloads.hostAddress = records;
     VkDispatchGraphCountInfoAMDX count_info{1, {}, sizeof(info)};
     count_info.infos.hostAddress = &info;
-    capture.Clear();
+    if (capture != nullptr) capture->Clear();
     context.Submit([&](VkCommandBuffer cmd) {
         vkCmdBindPipeline(cmd, VK_PIPELINE_BIND_POINT_EXECUTION_GRAPH_AMDX, graph);
         VkDescriptorSet set = context.descriptor_set();
         vkCmdBindDescriptorSets(cmd, VK_PIPELINE_BIND_POINT_EXECUTION_GRAPH_AMDX, layout, 0, 1, &set, 0, nullptr);
         context.vkCmdDispatchGraphAMDX(cmd, scratch.address, scratch.size, &count_info);
     });
-    std::vector<std::string> events = capture.Events();
-    for (uint32_t i = 0; i < 8; ++i) EXPECT_EQ(uav.As<uint32_t>()[i], kHelloExpected[i]) << "UAV[" << i << "]";
+    if (capture != nullptr) run.events = capture->Events();
+    run.uav.assign(uav.As<uint32_t>(), uav.As<uint32_t>() + 8);
     context.Destroy(scratch);
     context.Destroy(uav);
-    return events;
+    return run;
+}
+
+// DispatchHelloGraph, checking the results; returns what the capture layer saw while the dispatch was recorded.
+std::vector<std::string> RunHelloGraph(GraphTestContext& context, const CaptureReader& capture, const char* name) {
+    HelloRun run = DispatchHelloGraph(context, &capture, name);
+    if (run.uav.empty()) return {};
+    for (uint32_t i = 0; i < 8; ++i) EXPECT_EQ(run.uav[i], kHelloExpected[i]) << "UAV[" << i << "]";
+    return run.events;
 }
 
 class DebugLabels : public ::testing::Test {
@@ -658,6 +674,142 @@ TEST_F(ShaderDumps, GlslThatCannotBeRenderedOnlyWarns) {
     EXPECT_TRUE(std::filesystem::is_regular_file(folder / "graph1_Entry_0.lowered.spv"));
     EXPECT_NE(ReadText(folder / "graph1_C_1.glsl").find("void main()"), std::string::npos);
     context.log().Clear();
+}
+
+// replace_shaders_path: a graph<N>_<node>_<index>.lowered.spv in the folder runs instead of the node's lowered module.
+class ShaderReplacements : public ::testing::Test {
+  protected:
+    void SetUp() override {
+        dumps_ = ::testing::TempDir() + "execgraph_dumps_" + std::to_string(::getpid());
+        edits_ = ::testing::TempDir() + "execgraph_edits_" + std::to_string(::getpid());
+        for (const std::string& folder : {dumps_, edits_}) {
+            std::filesystem::remove_all(folder);
+            std::filesystem::create_directories(folder);
+        }
+    }
+    void TearDown() override {
+        unsetenv("VK_EXECGRAPH_SHADER_ENQUEUE_DUMP_SHADERS_PATH");
+        unsetenv("VK_EXECGRAPH_SHADER_ENQUEUE_REPLACE_SHADERS_PATH");
+        std::filesystem::remove_all(dumps_);
+        std::filesystem::remove_all(edits_);
+    }
+    // The hello graph's lowered thirdNode, as the layer writes it to a dump folder, in SPIRV-Tools' text with raw ids.
+    std::string DumpedThirdNode() {
+        setenv("VK_EXECGRAPH_SHADER_ENQUEUE_DUMP_SHADERS_PATH", dumps_.c_str(), 1);
+        {
+            GraphTestContext context;
+            EXPECT_TRUE(context.ok());
+            TestBuffer uav = context.CreateBuffer(8 * sizeof(uint32_t), VK_BUFFER_USAGE_STORAGE_BUFFER_BIT);
+            EXPECT_NE(context.CreateGraph(HelloStages(), context.CreateStorageBufferLayout({&uav})), VK_NULL_HANDLE);
+            context.Destroy(uav);
+        }
+        unsetenv("VK_EXECGRAPH_SHADER_ENQUEUE_DUMP_SHADERS_PATH");
+        const std::vector<uint32_t> words = ReadWords(std::filesystem::path(dumps_) / "graph1_thirdNode_0.lowered.spv");
+        std::string text;
+        EXPECT_TRUE(tools_.Disassemble(words, &text, SPV_BINARY_TO_TEXT_OPTION_NONE));
+        return text;
+    }
+    void WriteEdit(const std::string& file, const std::string& text) {
+        std::vector<uint32_t> words;
+        ASSERT_TRUE(tools_.Assemble(text, &words, SPV_TEXT_TO_BINARY_OPTION_PRESERVE_NUMERIC_IDS)) << text;
+        std::ofstream out(std::filesystem::path(edits_) / file, std::ios::binary);
+        out.write(reinterpret_cast<const char*>(words.data()), std::streamsize(words.size() * 4));
+    }
+    std::string dumps_, edits_;
+    spvtools::SpirvTools tools_{SPV_ENV_VULKAN_1_3};
+};
+
+// The ids of `OpConstant %type value` lines in SPIRV-Tools text with raw ids, by type id.
+std::map<std::string, std::string> ConstantsOfValue(const std::string& text, uint32_t value) {
+    std::map<std::string, std::string> by_type;
+    const std::regex constant("(%[0-9]+) = OpConstant (%[0-9]+) " + std::to_string(value) + "\n");
+    for (std::sregex_iterator it(text.begin(), text.end(), constant), end; it != end; ++it) by_type[(*it)[2]] = (*it)[1];
+    return by_type;
+}
+
+// thirdNode adds its per-record counts to UAV[4 + tid]. An edited copy of its lowered module that adds them to
+// UAV[0 + tid] instead runs in its place: the sums land on firstNode's words and words 4 to 7 stay zero. A warning says
+// which node runs which file.
+TEST_F(ShaderReplacements, AnEditedLoweredModuleRunsInsteadOfTheLoweredOne) {
+    std::string text = DumpedThirdNode();
+    // The UAV is the variable at binding 0; find the OpIAdd of a constant 4 that indexes it, and make that constant 0.
+    std::smatch binding;
+    ASSERT_TRUE(std::regex_search(text, binding, std::regex("OpDecorate (%[0-9]+) Binding 0\n"))) << text;
+    std::smatch chain;
+    ASSERT_TRUE(
+        std::regex_search(text, chain, std::regex("OpAccessChain %[0-9]+ " + std::string(binding[1]) + " %[0-9]+ (%[0-9]+)\n")))
+        << text;
+    std::smatch add;
+    ASSERT_TRUE(std::regex_search(text, add, std::regex(std::string(chain[1]) + " = OpIAdd (%[0-9]+) (%[0-9]+) (%[0-9]+)\n")))
+        << text;
+    const std::map<std::string, std::string> fours = ConstantsOfValue(text, 4), zeros = ConstantsOfValue(text, 0);
+    const std::string type = add[1];
+    ASSERT_EQ(fours.count(type), 1u) << text;
+    ASSERT_EQ(zeros.count(type), 1u) << text;
+    std::string edited_add = add[0];
+    const size_t four_at = edited_add.find(" " + fours.at(type), edited_add.find("OpIAdd"));
+    ASSERT_NE(four_at, std::string::npos) << "thirdNode's UAV index is no longer 4 + tid: " << edited_add;
+    edited_add.replace(four_at + 1, fours.at(type).size(), zeros.at(type));
+    text.replace(add.position(0), add.length(0), edited_add);
+    WriteEdit("graph1_thirdNode_0.lowered.spv", text);
+
+    setenv("VK_EXECGRAPH_SHADER_ENQUEUE_REPLACE_SHADERS_PATH", edits_.c_str(), 1);
+    GraphTestContext context;
+    ASSERT_TRUE(context.ok());
+    const HelloRun run = DispatchHelloGraph(context, nullptr, nullptr);
+    ASSERT_EQ(run.uav.size(), 8u) << context.log().Problems();
+    const uint32_t expected[8] = {5 + 2, 18 + 4, 39 + 6, 68 + 8, 0, 0, 0, 0};
+    for (uint32_t i = 0; i < 8; ++i) EXPECT_EQ(run.uav[i], expected[i]) << "UAV[" << i << "]";
+    ASSERT_EQ(context.log().CountWithId("EXECGRAPH-SETTINGS"), 1u) << context.log().Problems();
+    for (const MessageLog::Message& message : context.log().Messages()) {
+        if (message.id != "EXECGRAPH-SETTINGS") continue;
+        EXPECT_EQ(message.severity, VK_DEBUG_UTILS_MESSAGE_SEVERITY_WARNING_BIT_EXT);
+        EXPECT_NE(message.text.find("\"thirdNode\"[0]"), std::string::npos) << message.text;
+        EXPECT_NE(message.text.find("graph1_thirdNode_0.lowered.spv"), std::string::npos) << message.text;
+    }
+    context.log().Clear();
+}
+
+// A replacement the layer cannot run as the node (not SPIR-V, invalid, another LocalSize) fails pipeline creation with a
+// message naming the file; it is never silently skipped, which would hide the experiment's outcome.
+TEST_F(ShaderReplacements, AFileThatCannotReplaceTheNodeFailsPipelineCreation) {
+    const std::string text = DumpedThirdNode();
+    std::smatch local_size;
+    ASSERT_TRUE(std::regex_search(text, local_size, std::regex("OpExecutionMode %[0-9]+ LocalSize 32 1 1\n"))) << text;
+    std::string wider = text;
+    wider.replace(local_size.position(0), local_size.length(0),
+                  std::regex_replace(std::string(local_size[0]), std::regex("LocalSize 32"), "LocalSize 64"));
+    struct Case {
+        const char* what;
+        std::function<void()> write;
+        const char* reason;
+    };
+    const Case cases[] = {
+        {"not SPIR-V", [&] { std::ofstream(std::filesystem::path(edits_) / "graph1_thirdNode_0.lowered.spv") << "hello"; },
+         "graph1_thirdNode_0.lowered.spv"},
+        {"another LocalSize", [&] { WriteEdit("graph1_thirdNode_0.lowered.spv", wider); }, "LocalSize 64x1x1"},
+        {"invalid", [&] { WriteEdit("graph1_thirdNode_0.lowered.spv", std::regex_replace(text, std::regex("OpReturn\n"), "")); },
+         "validation"},
+    };
+    setenv("VK_EXECGRAPH_SHADER_ENQUEUE_REPLACE_SHADERS_PATH", edits_.c_str(), 1);
+    for (const Case& c : cases) {
+        SCOPED_TRACE(c.what);
+        c.write();
+        GraphTestContext context;
+        ASSERT_TRUE(context.ok());
+        TestBuffer uav = context.CreateBuffer(8 * sizeof(uint32_t), VK_BUFFER_USAGE_STORAGE_BUFFER_BIT);
+        EXPECT_EQ(context.CreateGraph(HelloStages(), context.CreateStorageBufferLayout({&uav})), VK_NULL_HANDLE);
+        context.Destroy(uav);
+        bool named = false;
+        for (const MessageLog::Message& message : context.log().Messages()) {
+            if (message.text.find("replace_shaders_path") == std::string::npos) continue;
+            EXPECT_EQ(message.severity, VK_DEBUG_UTILS_MESSAGE_SEVERITY_ERROR_BIT_EXT) << message.text;
+            EXPECT_NE(message.text.find(c.reason), std::string::npos) << message.text;
+            named |= message.text.find("graph1_thirdNode_0.lowered.spv") != std::string::npos;
+        }
+        EXPECT_TRUE(named) << context.log().Problems();
+        context.log().Clear();
+    }
 }
 
 }  // namespace

@@ -169,6 +169,7 @@ TEST(SettingsTable, ContainsTheInitialSettings) {
         {"validate_lowered_shaders", SettingType::kBool},
         {"optimize_lowered_shaders", SettingType::kBool},
         {"dump_shaders_path", SettingType::kString},
+        {"replace_shaders_path", SettingType::kString},
         {"statistics", SettingType::kBool},
         {"statistics_file", SettingType::kString},
         {"overflow_fatal", SettingType::kBool},

@@ -1,10 +1,11 @@
 // SPDX-License-Identifier: Apache-2.0
 #include <spirv-tools/libspirv.h>
-#include <spirv-tools/optimizer.hpp>
 
+#include <spirv-tools/optimizer.hpp>
 #include <string>
 
 #include "execgraph/spirv/lowering.h"
+#include "execgraph/spirv/reader.h"
 #include "execgraph/spirv/writer.h"
 #include "lowering/lowering_passes.h"
 
@@ -104,6 +105,35 @@ Result<LoweredNode> LowerNode(const Module& input, const NodeInfo& info, const L
     }
     if (!options.validate && !options.optimize) lowered.requires_scalar_block_layout = false;
     return lowered;
+}
+
+Status CheckLoweredReplacement(std::span<const std::uint32_t> words, const std::string& entry_point, const LoweredNode& lowered) {
+    Result<Module> read = ReadModule(words);
+    if (!read) return read.error();
+    if (Status clean = CheckNoAmdx(*read); !clean.ok()) return clean.error();
+    const std::vector<std::uint32_t> copy(words.begin(), words.end());
+    if (const std::string invalid = Validate(copy, true); !invalid.empty()) {
+        return Error{kNoWordOffset, "fails Vulkan 1.3 validation: " + invalid};
+    }
+    std::uint32_t entry_id = 0;
+    for (const Instruction& inst : read->section(Section::kEntryPoint)) {
+        if (inst.Word(0) == static_cast<std::uint32_t>(ExecutionModel::GLCompute) && inst.StringAt(2) == entry_point)
+            entry_id = inst.Word(1);
+    }
+    if (entry_id == 0) return Error{kNoWordOffset, "has no GLCompute entry point \"" + entry_point + "\""};
+    for (const Instruction& inst : read->section(Section::kExecutionMode)) {
+        if (inst.opcode() != Op::OpExecutionMode || inst.Word(0) != entry_id ||
+            inst.Word(1) != static_cast<std::uint32_t>(ExecutionMode::LocalSize)) {
+            continue;
+        }
+        const std::array<std::uint32_t, 3> size{inst.Word(2), inst.Word(3), inst.Word(4)};
+        if (size == lowered.local_size) return {};
+        return Error{kNoWordOffset, "has LocalSize " + std::to_string(size[0]) + "x" + std::to_string(size[1]) + "x" +
+                                        std::to_string(size[2]) + " where the lowered node has " +
+                                        std::to_string(lowered.local_size[0]) + "x" + std::to_string(lowered.local_size[1]) + "x" +
+                                        std::to_string(lowered.local_size[2])};
+    }
+    return Error{kNoWordOffset, "has no LocalSize execution mode (the lowered node has one)"};
 }
 
 }  // namespace execgraph::spirv

@@ -11,6 +11,8 @@
 #include <array>
 #include <cstdint>
 #include <optional>
+#include <span>
+#include <string>
 #include <vector>
 
 #include "execgraph/runtime/scratch_layout.h"
@@ -71,5 +73,12 @@ inline std::uint32_t OutputRecordLimit(const NodeOutputInfo& output) {
 // Lowers `info.entry_point_name` of `module` (which AnalyzeNode described as `info`). Never returns invalid SPIR-V:
 // unsupported shapes fail with an Error that names the construct, and with `validate` the result is checked.
 Result<LoweredNode> LowerNode(const Module& module, const NodeInfo& info, const LoweringOptions& options);
+
+// Checks a module meant to replace `lowered` (the lowering of entry point `entry_point`) when someone investigates a
+// driver with hand-edited lowered shaders (the layer's replace_shaders_path): it must be SPIR-V that passes Vulkan 1.3
+// validation (with scalar block layout) and has no AMDX left, and keep what the layer relies on: a GLCompute entry point
+// of that name with the same LocalSize (thread nodes run `local_size[0]` records per workgroup). The push-constant
+// context and scratch layout cannot be checked here; they are the replacement's author's to keep.
+Status CheckLoweredReplacement(std::span<const std::uint32_t> words, const std::string& entry_point, const LoweredNode& lowered);
 
 }  // namespace execgraph::spirv
