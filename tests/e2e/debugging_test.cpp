@@ -770,8 +770,9 @@ TEST_F(ShaderReplacements, AnEditedLoweredModuleRunsInsteadOfTheLoweredOne) {
     context.log().Clear();
 }
 
-// A replacement the layer cannot run as the node (not SPIR-V, invalid, another LocalSize) fails pipeline creation with a
-// message naming the file; it is never silently skipped, which would hide the experiment's outcome.
+// A replacement the layer cannot run as the node (not SPIR-V, invalid, another LocalSize, lowered with another device's
+// options) fails pipeline creation with a message naming the file; it is never silently skipped, which would hide the
+// experiment's outcome.
 TEST_F(ShaderReplacements, AFileThatCannotReplaceTheNodeFailsPipelineCreation) {
     const std::string text = DumpedThirdNode();
     std::smatch local_size;
@@ -779,6 +780,19 @@ TEST_F(ShaderReplacements, AFileThatCannotReplaceTheNodeFailsPipelineCreation) {
     std::string wider = text;
     wider.replace(local_size.position(0), local_size.length(0),
                   std::regex_replace(std::string(local_size[0]), std::regex("LocalSize 32"), "LocalSize 64"));
+    // The same module as another device would lower it: its level passes sized for another number of records per
+    // workgroup (a CPU device's default is 1048576, a GPU's 512; docs/debugging.md).
+    std::smatch record;
+    ASSERT_TRUE(std::regex_search(text, record, std::regex("OpModuleProcessed \"execgraph-lowering-options [^\"]*"
+                                                           "level_pass_records_per_workgroup=([0-9]+)[^\"]*\"\n")))
+        << text;
+    const std::string ours = record[1], theirs = ours == "512" ? "1048576" : "512";
+    std::string other_device = text;
+    other_device.replace(record.position(0), record.length(0),
+                         std::regex_replace(std::string(record[0]), std::regex("records_per_workgroup=" + ours),
+                                            "records_per_workgroup=" + theirs));
+    const std::string other_device_reason =
+        "level_pass_records_per_workgroup=" + theirs + " where this device lowers with " + ours;
     struct Case {
         const char* what;
         std::function<void()> write;
@@ -790,6 +804,8 @@ TEST_F(ShaderReplacements, AFileThatCannotReplaceTheNodeFailsPipelineCreation) {
         {"another LocalSize", [&] { WriteEdit("graph1_thirdNode_0.lowered.spv", wider); }, "LocalSize 64x1x1"},
         {"invalid", [&] { WriteEdit("graph1_thirdNode_0.lowered.spv", std::regex_replace(text, std::regex("OpReturn\n"), "")); },
          "validation"},
+        {"lowered for another device", [&] { WriteEdit("graph1_thirdNode_0.lowered.spv", other_device); },
+         other_device_reason.c_str()},
     };
     setenv("VK_EXECGRAPH_SHADER_ENQUEUE_REPLACE_SHADERS_PATH", edits_.c_str(), 1);
     for (const Case& c : cases) {

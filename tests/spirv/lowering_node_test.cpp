@@ -24,6 +24,7 @@
 #include "execgraph/spirv/lowering.h"
 #include "execgraph/spirv/node_info.h"
 #include "execgraph/spirv/reader.h"
+#include "execgraph/spirv/writer.h"
 #include "test_util.h"
 
 namespace execgraph::spirv {
@@ -903,6 +904,53 @@ TEST(LoweringRecordLayout, AccessesCarryTheAlignmentOfTheRecordStartAndTheirOffs
     for (const auto& [alignment, count] : accesses_by_alignment) {
         EXPECT_TRUE(alignment == 2 || alignment == 4 || alignment == 8 || alignment == 16) << alignment << " x" << count;
     }
+}
+
+// ---------------------------------------------------------------------------------------------------------------------
+// The record of lowering options (OpModuleProcessed) and what CheckLoweredReplacement makes of it.
+
+// Every option that becomes a constant of the lowered code is in the record, and the record is in the module once.
+TEST(LoweringOptionsRecord, NamesEveryOptionThatBecomesAConstantAndIsInTheModuleOnce) {
+    const Module module = LoadCorpus("thread_node.spvasm");
+    const NodeInfo info = MustAnalyze(module, "main");
+    LoweringOptions options = MakeOptions(module, info);
+    options.thread_batch_size = 64;
+    options.level_pass_records_per_workgroup = 512;
+    const std::string record = LoweringOptionsRecord(options);
+    for (const char* field : {"context_offset=", "input_record_stride=", "thread_batch_size=64", "level_pass_records_per_workgroup=512",
+                              "heap_holds_record_list=", "shader_index=scratch", "outputs="}) {
+        EXPECT_TRUE(Contains(record, field)) << field << " missing from " << record;
+    }
+    const Lowered lowered = MustLower(module, info, options);
+    std::size_t records = 0;
+    for (const Instruction& inst : lowered.module.section(Section::kDebugModuleProcessed)) records += inst.StringAt(0) == record;
+    EXPECT_EQ(records, 1u) << lowered.text;
+}
+
+// A module lowered for another device (here: level passes sized for a CPU device) cannot replace the node; the error
+// names the differing option and no other. The same module, and a module without a record, can.
+TEST(LoweringOptionsRecord, AReplacementLoweredWithOtherOptionsIsRefusedAndNamesThem) {
+    const Module module = LoadCorpus("thread_node.spvasm");
+    const NodeInfo info = MustAnalyze(module, "main");
+    LoweringOptions gpu = MakeOptions(module, info);
+    gpu.thread_batch_size = 64;
+    gpu.level_pass_records_per_workgroup = 512;
+    const Lowered ours = MustLower(module, info, gpu);
+    EXPECT_TRUE(CheckLoweredReplacement(ours.node.words, "main", ours.node).ok());
+
+    LoweringOptions cpu = gpu;
+    cpu.level_pass_records_per_workgroup = 1048576;
+    const Lowered other = MustLower(module, info, cpu);
+    Status refused = CheckLoweredReplacement(other.node.words, "main", ours.node);
+    ASSERT_FALSE(refused.ok());
+    EXPECT_TRUE(Contains(refused.error().message, "level_pass_records_per_workgroup=1048576 where this device lowers with 512"))
+        << refused.error().message;
+    EXPECT_FALSE(Contains(refused.error().message, "thread_batch_size")) << refused.error().message;
+
+    // Without its record, the same module is accepted: nothing tells what it was lowered with.
+    Module stripped = other.module;
+    stripped.mutable_section(Section::kDebugModuleProcessed).clear();
+    EXPECT_TRUE(CheckLoweredReplacement(WriteModule(stripped), "main", ours.node).ok());
 }
 
 }  // namespace

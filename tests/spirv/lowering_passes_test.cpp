@@ -21,6 +21,7 @@
 #include "execgraph/spirv/decorations.h"
 #include "execgraph/spirv/lowering.h"
 #include "execgraph/spirv/node_info.h"
+#include "execgraph/spirv/reader.h"
 #include "execgraph/spirv/writer.h"
 #include "test_util.h"
 
@@ -906,11 +907,17 @@ TEST(LoweringPasses, StripAmdxRemovesEveryAmdxDeclarationAndRecomputesTheInterfa
     for (std::size_t i = 2 + entry.StringWordCount(2); i < entry.OperandWordCount(); ++i)
         EXPECT_NE(entry.Word(i), IdNamed(module, "in"));
 
-    // The final module is what LowerNode returns for the same options.
+    // The final module is what LowerNode returns for the same options, less the OpModuleProcessed that records them.
     const std::vector<std::uint32_t> words = pipeline.FinishAndValidate();
     Result<LoweredNode> lowered = LowerNode(module, pipeline.info(), pipeline.options());
     ASSERT_TRUE(lowered.ok()) << lowered.error().ToString();
-    EXPECT_EQ(lowered->words, words);
+    Result<Module> returned = ReadModule(lowered->words);
+    ASSERT_TRUE(returned.ok()) << returned.error().ToString();
+    std::vector<Instruction>& processed = returned->mutable_section(Section::kDebugModuleProcessed);
+    ASSERT_FALSE(processed.empty());
+    EXPECT_EQ(processed.back().StringAt(0), LoweringOptionsRecord(pipeline.options()));
+    processed.pop_back();
+    EXPECT_EQ(WriteModule(*returned), words);
 }
 
 }  // namespace

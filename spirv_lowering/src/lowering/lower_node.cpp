@@ -1,8 +1,11 @@
 // SPDX-License-Identifier: Apache-2.0
 #include <spirv-tools/libspirv.h>
 
+#include <map>
 #include <spirv-tools/optimizer.hpp>
+#include <sstream>
 #include <string>
+#include <string_view>
 
 #include "execgraph/spirv/lowering.h"
 #include "execgraph/spirv/reader.h"
@@ -43,7 +46,48 @@ Status CheckNoAmdx(const Module& module) {
     return {};
 }
 
+constexpr std::string_view kOptionsRecordPrefix = "execgraph-lowering-options ";
+
+// The module's LoweringOptionsRecord, or "" when it has none.
+std::string FindOptionsRecord(const Module& module) {
+    for (const Instruction& inst : module.section(Section::kDebugModuleProcessed)) {
+        std::string text = inst.StringAt(0);
+        if (text.starts_with(kOptionsRecordPrefix)) return text;
+    }
+    return "";
+}
+
+// "name=value" words of a record, by name.
+std::map<std::string, std::string> RecordFields(const std::string& record) {
+    std::map<std::string, std::string> fields;
+    std::istringstream words(record.substr(kOptionsRecordPrefix.size()));
+    for (std::string word; words >> word;) {
+        const std::size_t equals = word.find('=');
+        fields[word.substr(0, equals)] = equals == std::string::npos ? "" : word.substr(equals + 1);
+    }
+    return fields;
+}
+
 }  // namespace
+
+std::string LoweringOptionsRecord(const LoweringOptions& options) {
+    std::string record(kOptionsRecordPrefix);
+    record += "context_offset=" + std::to_string(options.context_offset);
+    record += " input_record_stride=" + std::to_string(options.input_record_stride);
+    record += " thread_batch_size=" + std::to_string(options.thread_batch_size);
+    record += " level_pass_records_per_workgroup=" + std::to_string(options.level_pass_records_per_workgroup);
+    record += " heap_holds_record_list=" + std::to_string(options.heap_holds_record_list ? 1 : 0);
+    record += " shader_index=" + (options.shader_index ? std::to_string(*options.shader_index) : std::string("scratch"));
+    // Per output: table index, table length and record stride.
+    record += " outputs=";
+    for (std::size_t i = 0; i < options.output_table_index.size(); ++i) {
+        if (i != 0) record += ',';
+        record += std::to_string(options.output_table_index[i]) + ':' +
+                  std::to_string(i < options.output_table_length.size() ? options.output_table_length[i] : 0) + ':' +
+                  std::to_string(i < options.output_record_stride.size() ? options.output_record_stride[i] : 0);
+    }
+    return record;
+}
 
 Result<LoweredNode> LowerNode(const Module& input, const NodeInfo& info, const LoweringOptions& options) {
     Module module = input;
@@ -66,6 +110,9 @@ Result<LoweredNode> LowerNode(const Module& input, const NodeInfo& info, const L
         return error;
     }
     if (Status clean = CheckNoAmdx(module); !clean.ok()) return clean.error();
+    Instruction record(Op::OpModuleProcessed);
+    record.AddString(LoweringOptionsRecord(options));
+    module.mutable_section(Section::kDebugModuleProcessed).push_back(std::move(record));
 
     LoweredNode lowered;
     lowered.words = WriteModule(module);
@@ -121,6 +168,25 @@ Status CheckLoweredReplacement(std::span<const std::uint32_t> words, const std::
             entry_id = inst.Word(1);
     }
     if (entry_id == 0) return Error{kNoWordOffset, "has no GLCompute entry point \"" + entry_point + "\""};
+    // Where both modules record their lowering options, they must agree: otherwise the file is the lowering of this node
+    // for another device (or graph), valid SPIR-V with the other one's constants.
+    const std::string replacement_record = FindOptionsRecord(*read);
+    Result<Module> lowered_module = ReadModule(lowered.words);
+    const std::string lowered_record = lowered_module ? FindOptionsRecord(*lowered_module) : "";
+    if (!replacement_record.empty() && !lowered_record.empty() && replacement_record != lowered_record) {
+        const std::map<std::string, std::string> theirs = RecordFields(replacement_record), ours = RecordFields(lowered_record);
+        std::string differences;
+        for (const auto& [name, value] : ours) {
+            const auto found = theirs.find(name);
+            const std::string their_value = found == theirs.end() ? "(none)" : found->second;
+            if (their_value == value) continue;
+            differences += (differences.empty() ? "" : ", ") + name + "=" + their_value + " where this device lowers with " + value;
+        }
+        if (differences.empty()) differences = "\"" + replacement_record + "\"";
+        return Error{kNoWordOffset, "was lowered with other options (" + differences +
+                                        "): dump it on the device that runs it, or edit its OpModuleProcessed \"" +
+                                        std::string(kOptionsRecordPrefix) + "...\" line to match"};
+    }
     for (const Instruction& inst : read->section(Section::kExecutionMode)) {
         if (inst.opcode() != Op::OpExecutionMode || inst.Word(0) != entry_id ||
             inst.Word(1) != static_cast<std::uint32_t>(ExecutionMode::LocalSize)) {

@@ -74,11 +74,21 @@ inline std::uint32_t OutputRecordLimit(const NodeOutputInfo& output) {
 // unsupported shapes fail with an Error that names the construct, and with `validate` the result is checked.
 Result<LoweredNode> LowerNode(const Module& module, const NodeInfo& info, const LoweringOptions& options);
 
+// The options a lowered module was made with that become constants of its code, as one line of text
+// ("execgraph-lowering-options context_offset=0 ... outputs=0:4:16"). LowerNode records it in the module as an
+// OpModuleProcessed, so that a file lowered for another device or graph can be told apart from the module it is meant to
+// replace (CheckLoweredReplacement): the settings that differ between devices (thread_batch_size,
+// level_pass_records_per_workgroup) leave a module valid and plausible, only sized for the other device.
+std::string LoweringOptionsRecord(const LoweringOptions& options);
+
 // Checks a module meant to replace `lowered` (the lowering of entry point `entry_point`) when someone investigates a
 // driver with hand-edited lowered shaders (the layer's replace_shaders_path): it must be SPIR-V that passes Vulkan 1.3
 // validation (with scalar block layout) and has no AMDX left, and keep what the layer relies on: a GLCompute entry point
-// of that name with the same LocalSize (thread nodes run `local_size[0]` records per workgroup). The push-constant
-// context and scratch layout cannot be checked here; they are the replacement's author's to keep.
+// of that name with the same LocalSize (thread nodes run `local_size[0]` records per workgroup), and, where both modules
+// carry a LoweringOptionsRecord, the same one (a module dumped on a CPU device sizes level passes for one workgroup and
+// ran a GPU's classification three times slower, docs/debugging.md). A file without the record (made by another
+// compiler) is accepted. The push-constant context and scratch layout cannot be checked here; they are the replacement's
+// author's to keep.
 Status CheckLoweredReplacement(std::span<const std::uint32_t> words, const std::string& entry_point, const LoweredNode& lowered);
 
 }  // namespace execgraph::spirv
