@@ -12,6 +12,15 @@ export LD_LIBRARY_PATH=$here/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
 export EXECGRAPH_SPIRV_CORPUS_DIR=$here/data/spirv_corpus EXECGRAPH_E2E_MODULES_DIR=$here/data/e2e_modules
 export EXECGRAPH_AMD_FIXTURES_DIR=$here/data/amd
 unset NODEVICE_SELECT
+# The test binaries point the loader at lavapipe unless VK_DRIVER_FILES is set (tests/vulkan_support/vulkan_test_main.cpp),
+# and the GPU machine has no lavapipe: without this every test fails at instance creation. The benchmarks take the
+# loader's choice either way.
+if [[ -z ${VK_DRIVER_FILES:-} ]]; then
+    for icd in /usr/local/nvidia/share/vulkan/icd.d/nvidia_icd.json /usr/share/vulkan/icd.d/nvidia_icd.json \
+               /etc/vulkan/icd.d/nvidia_icd.json; do
+        [[ -f $icd ]] && { export VK_DRIVER_FILES=$icd VK_ICD_FILENAMES=$icd; break; }
+    done
+fi
 mode=${1:-tests}
 case $mode in
 tests)
