@@ -783,16 +783,17 @@ TEST_F(ShaderReplacements, AFileThatCannotReplaceTheNodeFailsPipelineCreation) {
     // The same module as another device would lower it: its level passes sized for another number of records per
     // workgroup (a CPU device's default is 1048576, a GPU's 512; docs/debugging.md).
     std::smatch record;
-    ASSERT_TRUE(std::regex_search(text, record, std::regex("OpModuleProcessed \"execgraph-lowering-options [^\"]*"
-                                                           "level_pass_records_per_workgroup=([0-9]+)[^\"]*\"\n")))
+    ASSERT_TRUE(std::regex_search(text, record,
+                                  std::regex("OpModuleProcessed \"execgraph-lowering-options [^\"]*"
+                                             "level_pass_records_per_workgroup=([0-9]+)[^\"]*\"\n")))
         << text;
     const std::string ours = record[1], theirs = ours == "512" ? "1048576" : "512";
     std::string other_device = text;
-    other_device.replace(record.position(0), record.length(0),
-                         std::regex_replace(std::string(record[0]), std::regex("records_per_workgroup=" + ours),
-                                            "records_per_workgroup=" + theirs));
+    other_device.replace(
+        record.position(0), record.length(0),
+        std::regex_replace(std::string(record[0]), std::regex("records_per_workgroup=" + ours), "records_per_workgroup=" + theirs));
     const std::string other_device_reason =
-        "level_pass_records_per_workgroup=" + theirs + " where this device lowers with " + ours;
+        "level_pass_records_per_workgroup=" + theirs + " where this node is lowered with " + ours;
     struct Case {
         const char* what;
         std::function<void()> write;

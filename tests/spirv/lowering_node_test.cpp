@@ -5,14 +5,14 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
-#include <cstdlib>
-#include <iostream>
 #include <cstdint>
+#include <cstdlib>
 #include <filesystem>
+#include <iostream>
 #include <map>
+#include <string>
 #include <unordered_map>
 #include <unordered_set>
-#include <string>
 #include <vector>
 
 #include "amdx_assembler.h"
@@ -917,8 +917,9 @@ TEST(LoweringOptionsRecord, NamesEveryOptionThatBecomesAConstantAndIsInTheModule
     options.thread_batch_size = 64;
     options.level_pass_records_per_workgroup = 512;
     const std::string record = LoweringOptionsRecord(options);
-    for (const char* field : {"context_offset=", "input_record_stride=", "thread_batch_size=64", "level_pass_records_per_workgroup=512",
-                              "heap_holds_record_list=", "shader_index=scratch", "outputs="}) {
+    for (const char* field :
+         {"context_offset=", "input_record_stride=", "thread_batch_size=64", "level_pass_records_per_workgroup=512",
+          "heap_holds_record_list=", "shader_index=scratch", "outputs="}) {
         EXPECT_TRUE(Contains(record, field)) << field << " missing from " << record;
     }
     const Lowered lowered = MustLower(module, info, options);
@@ -943,7 +944,7 @@ TEST(LoweringOptionsRecord, AReplacementLoweredWithOtherOptionsIsRefusedAndNames
     const Lowered other = MustLower(module, info, cpu);
     Status refused = CheckLoweredReplacement(other.node.words, "main", ours.node);
     ASSERT_FALSE(refused.ok());
-    EXPECT_TRUE(Contains(refused.error().message, "level_pass_records_per_workgroup=1048576 where this device lowers with 512"))
+    EXPECT_TRUE(Contains(refused.error().message, "level_pass_records_per_workgroup=1048576 where this node is lowered with 512"))
         << refused.error().message;
     EXPECT_FALSE(Contains(refused.error().message, "thread_batch_size")) << refused.error().message;
 

@@ -51,7 +51,7 @@ constexpr std::string_view kOptionsRecordPrefix = "execgraph-lowering-options ";
 // The module's LoweringOptionsRecord, or "" when it has none.
 std::string FindOptionsRecord(const Module& module) {
     for (const Instruction& inst : module.section(Section::kDebugModuleProcessed)) {
-        std::string text = inst.StringAt(0);
+        const std::string text = inst.StringAt(0);
         if (text.starts_with(kOptionsRecordPrefix)) return text;
     }
     return "";
@@ -180,7 +180,8 @@ Status CheckLoweredReplacement(std::span<const std::uint32_t> words, const std::
             const auto found = theirs.find(name);
             const std::string their_value = found == theirs.end() ? "(none)" : found->second;
             if (their_value == value) continue;
-            differences += (differences.empty() ? "" : ", ") + name + "=" + their_value + " where this device lowers with " + value;
+            differences +=
+                (differences.empty() ? "" : ", ") + name + "=" + their_value + " where this node is lowered with " + value;
         }
         if (differences.empty()) differences = "\"" + replacement_record + "\"";
         return Error{kNoWordOffset, "was lowered with other options (" + differences +
