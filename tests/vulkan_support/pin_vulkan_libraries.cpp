@@ -2,8 +2,8 @@
 // lavapipe, the validation layer and execgraph's layer mapped for the whole process. The loader unloads the driver and
 // the layers at vkDestroyInstance, and LeakSanitizer, which reports at exit, then can neither name their frames (so the
 // suppressions in scripts/sanitizer_suppressions/lsan.supp, which match Mesa and validation-layer internals by library
-// name, cannot apply) nor see the pointers their unmapped globals held: lavapipe 22.3.6-1+deb12u2 reports 128 bytes
-// "leaked" from an unknown module by any program that only creates an instance and enumerates physical devices. Pinning
+// name, cannot apply) nor see the pointers their unmapped globals held: with lavapipe 22.3.6-1+deb12u2, any program
+// that only creates an instance and enumerates physical devices reported 128 bytes "leaked" from an unknown module. Pinning
 // (RTLD_NODELETE) before main() covers every program that loads Vulkan, tests, probes and benchmarks alike, and shows
 // the layer's own leaks with symbols.
 #include <dlfcn.h>
