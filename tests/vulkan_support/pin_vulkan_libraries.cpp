@@ -8,6 +8,8 @@
 // the layer's own leaks with symbols.
 #include <dlfcn.h>
 
+#include <initializer_list>
+
 namespace {
 
 __attribute__((constructor)) void PinVulkanLibraries() {
