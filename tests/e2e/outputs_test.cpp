@@ -47,24 +47,38 @@ TEST_F(Outputs, NodeArrayWithRuntimeIndex) {
 // invocation 0 as the writer the lowering leaves the record's address with invocation 0 alone and puts no workgroup
 // barrier in the allocation (LeaderOnlyAllocations in lower_outputs_pass.cpp); with any other writer it shares the
 // address through workgroup memory. Both must deliver every workgroup's record to the member it names, and every
-// invocation, writer or not, must run.
+// invocation, writer or not, must run. Without the per-invocation count, invocation 0 is the only one with anything
+// to do, and with writer 0 the others skip the node's code (OnlyInvocationZeroHasEffects): the records must still all
+// arrive, also where the array has one member, so that level 1 is direct and the skipping workgroups take part in the
+// level hand-off (their count, and the clearing of the half level 1 writes).
 TEST_F(Outputs, GroupRecordWrittenByOneInvocation) {
-    for (uint32_t writer : {0u, 37u}) {
-        SCOPED_TRACE("writer " + std::to_string(writer));
-        const std::string producer = WithUintConstant(ReadModule("group_record_one_writer"), "%uint_writer", writer);
-        std::vector<NodeStage> stages = {{producer, "main", "Entry"}};
-        for (uint32_t i = 0; i < 4; ++i) stages.push_back({ReadModule("array_sink"), "main", "B", i});
-        TestBuffer& uav = Uav(128);
-        const uint32_t bases[] = {1000, 50000, 7};
-        RunGraph(stages, uav, {{"Entry", 0, 3, bases, sizeof(uint32_t)}});
-        std::vector<uint32_t> expected(128, 0);
-        for (uint32_t base : bases) {
-            for (uint32_t group = 0; group < 16; ++group) {
-                AddToSink(expected, group % 4, base + group);
-                expected[64 + group] += 64;  // every invocation of every workgroup counted itself
+    for (uint32_t members : {4u, 1u}) {
+        for (bool counts : {true, false}) {
+            for (uint32_t writer : {0u, 37u}) {
+                SCOPED_TRACE("members " + std::to_string(members) + (counts ? ", counting" : ", not counting") + ", writer " +
+                             std::to_string(writer));
+                std::string producer = WithUintConstant(ReadModule("group_record_one_writer"), "%uint_writer", writer);
+                producer = WithUintConstant(producer, "%uint_members", members);
+                if (!counts) {
+                    const std::string count = "%old = OpAtomicIAdd %uint %count %uint_1 %uint_0 %uint_1";
+                    ASSERT_NE(producer.find(count), std::string::npos);
+                    producer.erase(producer.find(count), count.size());
+                }
+                std::vector<NodeStage> stages = {{producer, "main", "Entry"}};
+                for (uint32_t i = 0; i < members; ++i) stages.push_back({ReadModule("array_sink"), "main", "B", i});
+                TestBuffer& uav = Uav(128);
+                const uint32_t bases[] = {1000, 50000, 7};
+                RunGraph(stages, uav, {{"Entry", 0, 3, bases, sizeof(uint32_t)}});
+                std::vector<uint32_t> expected(128, 0);
+                for (uint32_t base : bases) {
+                    for (uint32_t group = 0; group < 16; ++group) {
+                        AddToSink(expected, group % members, base + group);
+                        if (counts) expected[64 + group] += 64;  // every invocation of every workgroup counted itself
+                    }
+                }
+                ExpectUav(uav, expected);
             }
         }
-        ExpectUav(uav, expected);
     }
 }
 

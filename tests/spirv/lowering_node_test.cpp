@@ -316,6 +316,128 @@ std::size_t GroupRecordBarriers(const std::string& size, const std::string& guar
     return barriers - kLevelHandOffBarriers;
 }
 
+// Whether invocations other than 0 skip the node's code (OnlyInvocationZeroHasEffects): a node of 64 invocations
+// whose group record invocation @WRITER@ writes; @ALL@ runs in every invocation before that, @LEADER@ in the writer's
+// block. %pure returns a value, %impure counts in the storage buffer.
+constexpr char kLeaderEffectsNode[] = R"(
+               OpCapability Shader
+               OpCapability ShaderEnqueueAMDX
+               OpCapability GroupNonUniform
+               OpCapability GroupNonUniformArithmetic
+               OpExtension "SPV_AMDX_shader_enqueue"
+       %glsl = OpExtInstImport "GLSL.std.450"
+               OpMemoryModel Logical GLSL450
+               OpEntryPoint GLCompute %main "main" %in %gl_LocalInvocationIndex %shared %UAV
+               OpExecutionMode %main LocalSize 64 1 1
+               OpExecutionModeId %main ShaderIndexAMDX %uint_0
+               OpExecutionModeId %main StaticNumWorkgroupsAMDX %uint_4 %uint_1 %uint_1
+               OpDecorate %gl_LocalInvocationIndex BuiltIn LocalInvocationIndex
+               OpMemberDecorate %Rec 0 Offset 0
+               OpDecorateId %in_arr NodeMaxPayloadsAMDX %uint_1
+               OpDecorateId %out_arr PayloadNodeNameAMDX %str_out
+               OpDecorateId %out_arr NodeMaxPayloadsAMDX %uint_1
+               OpDecorate %_runtimearr_uint ArrayStride 4
+               OpMemberDecorate %Buffer 0 Offset 0
+               OpDecorate %Buffer Block
+               OpDecorate %UAV DescriptorSet 0
+               OpDecorate %UAV Binding 0
+       %void = OpTypeVoid
+       %bool = OpTypeBool
+       %uint = OpTypeInt 32 0
+     %uint_0 = OpConstant %uint 0
+     %uint_1 = OpConstant %uint 1
+     %uint_2 = OpConstant %uint 2
+     %uint_3 = OpConstant %uint 3
+     %uint_4 = OpConstant %uint 4
+   %uint_264 = OpConstant %uint 264
+%uint_writer = OpConstant %uint @WRITER@
+    %str_out = OpConstantStringAMDX "out"
+        %Rec = OpTypeStruct %uint
+     %in_arr = OpTypeNodePayloadArrayAMDX %Rec
+    %out_arr = OpTypeNodePayloadArrayAMDX %Rec
+%_ptr_NodePayloadAMDX_in_arr = OpTypePointer NodePayloadAMDX %in_arr
+%_ptr_NodePayloadAMDX_out_arr = OpTypePointer NodePayloadAMDX %out_arr
+%_ptr_NodePayloadAMDX_uint = OpTypePointer NodePayloadAMDX %uint
+%_ptr_Function_uint = OpTypePointer Function %uint
+%_ptr_Workgroup_uint = OpTypePointer Workgroup %uint
+%_ptr_Input_uint = OpTypePointer Input %uint
+%_runtimearr_uint = OpTypeRuntimeArray %uint
+     %Buffer = OpTypeStruct %_runtimearr_uint
+%_ptr_StorageBuffer_Buffer = OpTypePointer StorageBuffer %Buffer
+%_ptr_StorageBuffer_uint = OpTypePointer StorageBuffer %uint
+         %fn = OpTypeFunction %void
+    %fn_uint = OpTypeFunction %uint %uint
+         %in = OpVariable %_ptr_NodePayloadAMDX_in_arr NodePayloadAMDX
+%gl_LocalInvocationIndex = OpVariable %_ptr_Input_uint Input
+     %shared = OpVariable %_ptr_Workgroup_uint Workgroup
+        %UAV = OpVariable %_ptr_StorageBuffer_Buffer StorageBuffer
+       %main = OpFunction %void None %fn
+      %entry = OpLabel
+      %local = OpVariable %_ptr_Function_uint Function
+        %tid = OpLoad %uint %gl_LocalInvocationIndex
+   %base_ptr = OpAccessChain %_ptr_NodePayloadAMDX_uint %in %uint_0 %uint_0
+       %base = OpLoad %uint %base_ptr
+       %slot = OpAccessChain %_ptr_StorageBuffer_uint %UAV %uint_0 %tid
+          %p = OpAllocateNodePayloadsAMDX %_ptr_NodePayloadAMDX_out_arr %uint_2 %uint_1 %uint_0
+@ALL@
+     %writes = OpIEqual %bool %tid %uint_writer
+               OpSelectionMerge %done None
+               OpBranchConditional %writes %write %done
+      %write = OpLabel
+        %dst = OpAccessChain %_ptr_NodePayloadAMDX_uint %p %uint_0 %uint_0
+               OpStore %dst %base
+@LEADER@
+               OpBranch %done
+       %done = OpLabel
+               OpEnqueueNodePayloadsAMDX %p
+               OpReturn
+               OpFunctionEnd
+       %pure = OpFunction %uint None %fn_uint
+     %pure_x = OpFunctionParameter %uint
+ %pure_entry = OpLabel
+ %pure_twice = OpIAdd %uint %pure_x %pure_x
+               OpReturnValue %pure_twice
+               OpFunctionEnd
+     %impure = OpFunction %uint None %fn_uint
+   %impure_x = OpFunctionParameter %uint
+%impure_entry = OpLabel
+%impure_slot = OpAccessChain %_ptr_StorageBuffer_uint %UAV %uint_0 %impure_x
+%impure_old = OpAtomicIAdd %uint %impure_slot %uint_1 %uint_0 %uint_1
+               OpReturnValue %impure_old
+               OpFunctionEnd
+)";
+
+bool OnlyInvocationZeroRuns(const std::string& all, const std::string& leader = "", uint32_t writer = 0) {
+    std::string text = kLeaderEffectsNode;
+    text.replace(text.find("@WRITER@"), 8, std::to_string(writer));
+    text.replace(text.find("@ALL@"), 5, all);
+    text.replace(text.find("@LEADER@"), 8, leader);
+    const Module module = Assemble(text, all + leader);
+    const NodeInfo info = MustAnalyze(module, "main");
+    const Lowered lowered = MustLower(module, info, MakeOptions(module, info));
+    return lowered.node.only_invocation_0_runs_node_code;
+}
+
+TEST(LoweringFeatures, InvocationsWithNothingToDoSkipTheNodesCode) {
+    // Computing, loading and writing one's own variables has no effect another invocation could see.
+    EXPECT_TRUE(OnlyInvocationZeroRuns(""));
+    EXPECT_TRUE(OnlyInvocationZeroRuns("%m = OpExtInst %uint %glsl UMin %base %tid\nOpStore %local %m\n%l = OpLoad %uint %slot"));
+    EXPECT_TRUE(OnlyInvocationZeroRuns("%twice = OpFunctionCall %uint %pure %base"));
+    // Invocation 0's own effects are its business.
+    EXPECT_TRUE(OnlyInvocationZeroRuns("", "%c = OpAtomicIAdd %uint %slot %uint_1 %uint_0 %uint_1\nOpStore %shared %base"));
+    EXPECT_TRUE(OnlyInvocationZeroRuns("", "%r = OpFunctionCall %uint %impure %base"));
+    // Anything another invocation, the application or a later level could observe keeps every invocation.
+    EXPECT_FALSE(OnlyInvocationZeroRuns("%c = OpAtomicIAdd %uint %slot %uint_1 %uint_0 %uint_1"));
+    EXPECT_FALSE(OnlyInvocationZeroRuns("OpStore %slot %base"));
+    EXPECT_FALSE(OnlyInvocationZeroRuns("OpStore %shared %tid"));
+    EXPECT_FALSE(OnlyInvocationZeroRuns("OpControlBarrier %uint_2 %uint_2 %uint_264"));
+    EXPECT_FALSE(OnlyInvocationZeroRuns("OpMemoryBarrier %uint_2 %uint_264"));
+    EXPECT_FALSE(OnlyInvocationZeroRuns("%sum = OpGroupNonUniformIAdd %uint %uint_3 Reduce %tid"));
+    EXPECT_FALSE(OnlyInvocationZeroRuns("%r = OpFunctionCall %uint %impure %base"));
+    // A record another invocation writes needs that invocation.
+    EXPECT_FALSE(OnlyInvocationZeroRuns("", "", 1));
+}
+
 TEST(LoweringFeatures, GroupRecordOnlyInvocationZeroAccessesKeepsItsAddressThere) {
     EXPECT_EQ(GroupRecordBarriers("64 1 1", "%writes = OpIEqual %bool %tid %uint_0"), 0u);
     EXPECT_EQ(GroupRecordBarriers("64 1 1", "%writes = OpIEqual %bool %uint_0 %tid"), 0u);

@@ -42,7 +42,21 @@ Result<bool> LevelHandOffPass::Run(Module& module) {
     FunctionBuilder b(module, ctx_);
     const std::uint32_t wrapper = b.DefineFunction(ctx_.void_type, {}, [&](std::span<const std::uint32_t>) {
         Emitter& e = b.emit();
-        e.Emit(Op::OpFunctionCall, ctx_.void_type, {lowered_entry});
+        if (ctx_.only_invocation_0_runs_node_code) {
+            // The other invocations have nothing to do in the node's code (LowerOutputsPass), so they skip it and its
+            // prologue's dependent loads: a workgroup of AMD's classify shape then keeps one invocation busy, as a
+            // hand-written classify pass that returns at once in the others (bench/shaders/base_classify.comp) does.
+            // What the hand-off below reads of the prologue's context comes straight from the push constants here.
+            const std::uint32_t context_pointer = e.Emit(Op::OpAccessChain, ctx_.push_constant_u64_pointer,
+                                                         {ctx_.push_constant_var, e.U32(ctx_.push_constant_member)});
+            e.Store(ctx_.var_scratch, e.Load(ctx_.u64, context_pointer));
+            e.Store(ctx_.var_input_half, e.LoadPushContextU32(PushContextMember::kInputHalfOffset));
+            e.Store(ctx_.var_output_half, e.LoadPushContextU32(PushContextMember::kOutputHalfOffset));
+            const std::uint32_t invocation_0 = e.Equal(e.Load(ctx_.u32, ctx_.builtin_local_invocation_index), e.U32(0));
+            b.If(invocation_0, [&]() { e.Emit(Op::OpFunctionCall, ctx_.void_type, {lowered_entry}); });
+        } else {
+            e.Emit(Op::OpFunctionCall, ctx_.void_type, {lowered_entry});
+        }
         // The prologue stored the scratch address before any of its returns, so every invocation has it here. The level and
         // the next level's consumer are pushed (NodePushContext): no load stands between the node's code and the count.
         const std::uint32_t level = e.LoadPushContextU32(PushContextMember::kLevel);

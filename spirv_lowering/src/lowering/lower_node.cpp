@@ -116,6 +116,7 @@ Result<LoweredNode> LowerNode(const Module& input, const NodeInfo& info, const L
 
     LoweredNode lowered;
     lowered.words = WriteModule(module);
+    lowered.only_invocation_0_runs_node_code = context.only_invocation_0_runs_node_code;
     lowered.local_size = info.launch == LaunchKind::kThread ? std::array<std::uint32_t, 3>{options.thread_batch_size, 1, 1} : info.local_size;
 
     auto validate = [&lowered, &info](const char* stage) -> Status {

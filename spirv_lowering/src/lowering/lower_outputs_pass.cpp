@@ -15,6 +15,8 @@
 //   * OpNodePayloadArrayLengthAMDX of an output: the allocation's (constant) payload count.
 #include <algorithm>
 #include <array>
+#include <functional>
+#include <optional>
 #include <string>
 #include <unordered_map>
 #include <unordered_set>
@@ -169,22 +171,12 @@ std::uint32_t ZeroComponents(const Module& module, const LoweringContext& ctx, s
     return type != nullptr && type->opcode() == Op::OpTypeBool ? proven : 0;
 }
 
-// Workgroup-visibility allocations of `function` whose records only invocation 0 of the workgroup accesses, so that no
-// other invocation needs their address: every load, store or atomic through the allocation (directly, through
-// access chains, or through DXC's Function-variable alias, dxc-spirv-shapes §3.2) lies in a block that only invocation 0
-// reaches (ZeroComponents, along the true edges that dominate it), and the pointer goes nowhere else but into the enqueue and the
-// array-length query, which lower to nothing and a constant. Invocation 0 is the one that allocates (DefineWorkgroupAllocate), so
-// these need no broadcast through workgroup memory and no workgroup barrier: the other invocations may finish while it
-// reserves. The spec gives the allocation no barrier semantics of its own (facts §16 only requires that all invocations
-// reach it), so dropping ours changes nothing an application can rely on. Anything the analysis does not understand
-// (a phi or select of the pointer, a call, a store of it elsewhere) keeps the broadcast. In a workgroup of one
-// invocation every allocation qualifies.
-std::unordered_set<std::uint32_t> LeaderOnlyAllocations(const Module& module, const LoweringContext& ctx,
-                                                        const Function& function) {
-    std::unordered_set<std::uint32_t> result;
-    if (function.blocks.empty()) return result;
+// The blocks of `function` that only invocation 0 of the workgroup runs: those that true edges of leader conditions
+// (ZeroComponents) dominate, where the proven components cover every dimension of the workgroup larger than one.
+std::unordered_set<std::uint32_t> LeaderBlocks(const Module& module, const LoweringContext& ctx, const Function& function) {
+    std::unordered_set<std::uint32_t> leader_blocks;
+    if (function.blocks.empty()) return leader_blocks;
     const auto& size = ctx.info.local_size;
-    const bool single_invocation = size[0] * size[1] * size[2] == 1;
     std::unordered_map<std::uint32_t, const BasicBlock*> blocks;
     for (const BasicBlock& block : function.blocks) blocks[block.label_id()] = &block;
     auto successors = [&](const BasicBlock& block) {
@@ -235,10 +227,29 @@ std::unordered_set<std::uint32_t> LeaderOnlyAllocations(const Module& module, co
             if (avoiding.count(label) == 0) proven_zero[label] |= components;
         }
     }
-    std::unordered_set<std::uint32_t> leader_blocks;
     for (const auto& [label, components] : proven_zero) {
         if ((components & needed) == needed) leader_blocks.insert(label);
     }
+    return leader_blocks;
+}
+
+// Workgroup-visibility allocations of `function` whose records only invocation 0 of the workgroup accesses, so that no
+// other invocation needs their address: every load, store or atomic through the allocation (directly, through
+// access chains, or through DXC's Function-variable alias, dxc-spirv-shapes §3.2) lies in a block that only invocation 0
+// reaches (ZeroComponents, along the true edges that dominate it), and the pointer goes nowhere else but into the enqueue and the
+// array-length query, which lower to nothing and a constant. Invocation 0 is the one that allocates (DefineWorkgroupAllocate), so
+// these need no broadcast through workgroup memory and no workgroup barrier: the other invocations may finish while it
+// reserves. The spec gives the allocation no barrier semantics of its own (facts §16 only requires that all invocations
+// reach it), so dropping ours changes nothing an application can rely on. Anything the analysis does not understand
+// (a phi or select of the pointer, a call, a store of it elsewhere) keeps the broadcast. In a workgroup of one
+// invocation every allocation qualifies.
+std::unordered_set<std::uint32_t> LeaderOnlyAllocations(const Module& module, const LoweringContext& ctx,
+                                                        const Function& function) {
+    std::unordered_set<std::uint32_t> result;
+    if (function.blocks.empty()) return result;
+    const auto& size = ctx.info.local_size;
+    const bool single_invocation = size[0] * size[1] * size[2] == 1;
+    const std::unordered_set<std::uint32_t> leader_blocks = LeaderBlocks(module, ctx, function);
 
     auto is_alias_variable = [&](std::uint32_t id) {
         const Instruction* def = module.FindDef(id);
@@ -316,6 +327,85 @@ std::unordered_set<std::uint32_t> LeaderOnlyAllocations(const Module& module, co
         }
     }
     return result;
+}
+
+// Whether invocations other than 0 may skip the node's code (prologue included) and go straight to the level hand-off:
+// nothing they would run can be observed by the application, by invocation 0, or by a later level. Outside the blocks
+// only invocation 0 runs (LeaderBlocks), the code may only compute, load, write Function or Private variables, call
+// functions that do the same, and allocate through LeaderOnlyAllocations (which leave the other invocations out anyway).
+// Anything that talks to other invocations or memory (stores elsewhere, atomics, barriers, subgroup and other group
+// operations, whose results in invocation 0 depend on who else takes part, image writes, debug printf, finishing an
+// input record) keeps every invocation. The benchmark's classify node and AMD's classify shape when written this way
+// (`if (SV_GroupIndex == 0)` around the record, everything before it pure) qualify; shaders that use every invocation
+// for per-pixel work, groupshared reductions or barriers do not. The spec has nothing for idle invocations to do: an
+// invocation's effects are its stores, atomics and allocations, and a Workgroup allocation only asks that all
+// invocations reach it (facts §16), which the lowering's leader-only allocation does not depend on.
+bool OnlyInvocationZeroHasEffects(const Module& module, const LoweringContext& ctx, const Function& function,
+                                  const std::unordered_set<std::uint32_t>& leader_only_allocations) {
+    const auto& size = ctx.info.local_size;
+    if (size[0] * size[1] * size[2] <= 1) return false;  // nobody to skip
+    auto storage_class_of = [&](std::uint32_t pointer) -> std::optional<StorageClass> {
+        const Instruction* def = module.FindDef(pointer);
+        StorageClass storage_class{};
+        if (def == nullptr || !PointerInfo(module, def->type_id(), &storage_class, nullptr)) return std::nullopt;
+        return storage_class;
+    };
+    auto invocation_local = [&](std::uint32_t pointer) {
+        const std::optional<StorageClass> storage_class = storage_class_of(pointer);
+        return storage_class && (*storage_class == StorageClass::Function || *storage_class == StorageClass::Private);
+    };
+    std::unordered_set<std::uint32_t> callees_checked;
+    std::function<bool(const Function&, const std::unordered_set<std::uint32_t>&, int)> pure;
+    pure = [&](const Function& fn, const std::unordered_set<std::uint32_t>& exempt_blocks, int depth) {
+        for (const BasicBlock& block : fn.blocks) {
+            if (exempt_blocks.count(block.label_id()) != 0) continue;
+            for (const Instruction& inst : block.instructions) {
+                const Op op = inst.opcode();
+                const std::string_view name = OpcodeName(static_cast<std::uint32_t>(op));
+                switch (op) {
+                    case Op::OpStore:
+                    case Op::OpCopyMemory:
+                    case Op::OpCopyMemorySized:
+                        if (!invocation_local(inst.Word(0))) return false;
+                        continue;
+                    case Op::OpFunctionCall: {
+                        const std::uint32_t callee_id = inst.Word(0);
+                        if (callees_checked.count(callee_id) != 0) continue;
+                        const Function* callee = FindFunction(module, callee_id);
+                        if (callee == nullptr || depth > 8 || !pure(*callee, {}, depth + 1)) return false;
+                        callees_checked.insert(callee_id);
+                        continue;
+                    }
+                    case Op::OpExtInst: {
+                        const Instruction* set = module.FindDef(inst.Word(0));
+                        const std::string set_name = set != nullptr ? set->StringAt(0) : std::string();
+                        if (set_name != "GLSL.std.450" && !set_name.starts_with("NonSemantic.Shader.DebugInfo")) return false;
+                        continue;
+                    }
+                    case Op::OpAllocateNodePayloadsAMDX:
+                        if (leader_only_allocations.count(inst.result_id()) == 0) return false;
+                        continue;
+                    case Op::OpControlBarrier:
+                    case Op::OpMemoryBarrier:
+                    case Op::OpImageWrite:
+                    case Op::OpFinishWritingNodePayloadAMDX:
+                        return false;
+                    default:
+                        break;
+                }
+                // Atomics write; group, subgroup and cooperative operations, and derivatives, combine invocations.
+                for (std::string_view prefix : {"OpAtomic", "OpGroup", "OpSubgroup", "OpCooperative", "OpDPd", "OpFwidth"}) {
+                    if (name.starts_with(prefix)) return false;
+                }
+                if (name.find("ImplicitLod") != std::string_view::npos || name.find("QueryLod") != std::string_view::npos ||
+                    name.find("Interlock") != std::string_view::npos || name.empty()) {
+                    return false;
+                }
+            }
+        }
+        return true;
+    };
+    return pure(function, LeaderBlocks(module, ctx, function), 0);
 }
 
 class OutputHelpers {
@@ -862,6 +952,10 @@ Result<bool> LowerOutputsPass::Run(Module& module) {
     // Allocations in called functions keep per-subgroup reservations and shared addresses: their calls are not analysed.
     const std::unordered_set<std::uint32_t> leader_only =
         ctx_.info.launch != LaunchKind::kThread ? LeaderOnlyAllocations(module, ctx_, *entry) : std::unordered_set<std::uint32_t>{};
+    // Decided on the code as it is now (prologue and input lowered, outputs not yet): the allocations' helpers would
+    // read as atomics. LevelHandOffPass acts on it.
+    ctx_.only_invocation_0_runs_node_code =
+        ctx_.info.launch != LaunchKind::kThread && OnlyInvocationZeroHasEffects(module, ctx_, *entry, leader_only);
     for (Function& function : module.mutable_functions()) {
         const std::unordered_set<std::uint32_t> uniform_blocks =
             &function == entry ? WorkgroupUniformBlocks(function, ctx_.entry_body_label) : std::unordered_set<std::uint32_t>{};

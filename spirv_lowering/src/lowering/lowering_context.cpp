@@ -228,6 +228,13 @@ Function* FindFunction(Module& module, std::uint32_t function_id) {
     return nullptr;
 }
 
+const Function* FindFunction(const Module& module, std::uint32_t function_id) {
+    for (const Function& function : module.functions()) {
+        if (function.result_id() == function_id) return &function;
+    }
+    return nullptr;
+}
+
 std::uint32_t FindBuiltinVariable(const Module& module, BuiltIn builtin) {
     for (const Instruction& inst : module.section(Section::kTypesValues)) {
         if (inst.opcode() != Op::OpVariable || inst.Word(0) != static_cast<std::uint32_t>(StorageClass::Input)) continue;

@@ -152,6 +152,10 @@ struct LoweringContext {
     std::uint32_t var_input_count = 0;        // records this workgroup (coalescing) / invocation consumes
     std::uint32_t var_recursion_depth = 0;    // recursion depth of record 0
 
+    // Invocations other than 0 have nothing to do in the node's code (LowerOutputsPass decides, OnlyInvocationZeroHasEffects):
+    // the entry wrapper (LevelHandOffPass) calls the node's code in invocation 0 only.
+    bool only_invocation_0_runs_node_code = false;
+
     // First block of the node's own code in the entry point, after the prologue the launch pass puts before it (which
     // only returns whole workgroups).
     std::uint32_t entry_body_label = 0;
@@ -432,6 +436,7 @@ std::uint32_t ToUint32(Module& module, LoweringContext& ctx, const std::unordere
 // Small module queries shared by the passes.
 const Instruction* FindEntryPointFunction(const Module& module, std::uint32_t function_id, Function** out_function);
 Function* FindFunction(Module& module, std::uint32_t function_id);
+const Function* FindFunction(const Module& module, std::uint32_t function_id);
 // Module-scope Input variable decorated BuiltIn `builtin`, or 0.
 std::uint32_t FindBuiltinVariable(const Module& module, BuiltIn builtin);
 // Creates an Input variable of `type` decorated BuiltIn `builtin`.

@@ -58,6 +58,9 @@ struct LoweredNode {
     // The records' explicit layout only validates under VK_EXT_scalar_block_layout rules (the device must enable
     // scalarBlockLayout). Set only when `validate` ran.
     bool requires_scalar_block_layout = false;
+    // Only invocation 0 of each workgroup runs the node's code: nothing the others would run has an effect (stores
+    // outside Function and Private variables, atomics, barriers, group operations), so they skip it.
+    bool only_invocation_0_runs_node_code = false;
 };
 
 // The most records one allocation on `output` delivers: its NodeMaxPayloadsAMDX, at most maxExecutionGraphShaderPayloadCount.
