@@ -48,6 +48,7 @@ struct LevelParams {
     uint32_t has_dispatch_groups;
     uint32_t shared_counts;  // scatter with per-node counts in shared memory (level.comp, ScatterWithSharedCounts)
     uint32_t graph_tag;      // level 0 checks that scratch was initialized for this graph (level.comp)
+    uint32_t list_directory_group;  // GraphPlan::list_directory_group[level]: the record list is that group's directory
 };
 struct FinishParams {
     uint64_t scratch;
@@ -578,6 +579,7 @@ void GraphPlan::FormDispatchGroups() {
     level_dispatches.clear();
     has_dispatch_groups = false;
     direct_level_consumer.assign(levels.size(), kInvalidNode);
+    list_directory_group.assign(levels.size(), kInvalidNode);
     if (!UsesFusedLevelPass()) return;
     // Direct levels need the fused level pass's bookkeeping (GraphHeader::level_workgroups) on the levels that have one,
     // and a sole consumer whose directory the record list can be (NodeDispatchPlan::reads_record_list) that shares no
@@ -632,6 +634,20 @@ void GraphPlan::FormDispatchGroups() {
             }
             level_dispatches[level].push_back(std::move(dispatch));
         }
+    }
+    // Levels whose records can only reach the members of one group of static broadcast nodes (AMD's classify shape: a
+    // classify node feeding a node array) keep their records where the producers appended them. The members must all
+    // read only their records' offsets and depths, and no node may read another's input (a group shares none itself).
+    for (size_t level = 0; level < levels.size(); ++level) {
+        if (level_dispatches[level].size() != 1 || level_dispatches[level][0].group_size < 2) continue;
+        const uint32_t first = level_dispatches[level][0].first_node, size = level_dispatches[level][0].group_size;
+        bool qualifies = true;
+        for (uint32_t m = first; m < first + size && qualifies; ++m) {
+            qualifies = nodes[m].reads_record_list && nodes[m].static_grid_workgroups != 0 &&
+                        std::none_of(nodes.begin(), nodes.end(),
+                                     [m](const NodeDispatchPlan& node) { return node.shares_input_with == m; });
+        }
+        if (qualifies) list_directory_group[level] = first;
     }
 }
 
@@ -965,7 +981,10 @@ RecordResult SchedulerRecorder::RecordDispatch(VkCommandBuffer cmd, const Scratc
             }
             if (fused) {
                 // Enough workgroups for a full record list; those past what the producers asked for return at once.
-                const LevelParams level_params{scratch.address, input_half, level, has_dispatch_groups, shared_counts, plan.graph_tag};
+                const uint32_t list_directory_group =
+                    level < plan.list_directory_group.size() ? plan.list_directory_group[level] : kInvalidNode;
+                const LevelParams level_params{scratch.address, input_half,    level, has_dispatch_groups, shared_counts,
+                                               plan.graph_tag,  list_directory_group};
                 RunMeta(cmd, level == checking_level ? checking_level_pass : level_pass, meta_layout, &level_params,
                         sizeof(level_params), level_workgroups);
             } else {

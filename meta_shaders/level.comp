@@ -12,7 +12,9 @@
 //   2. clears part of the output half, which this level's nodes write only after the next barrier (its scatter
 //      cursors start at zero for the next level; nothing in this pass reads that half);
 //   3. scatters its grid-stride share of the input record list into the directory (one 64-bit atomic per record and
-//      consumer, as in scatter.comp), unless the list serves as the directory of the level's sole consumer.
+//      consumer, as in scatter.comp), unless the list serves as the directory of the level's sole consumer, or, in a
+//      level of at most one workgroup's worth of records, of the one dispatch group of static broadcast nodes that
+//      receives every record (then one workgroup takes part).
 // The last workgroup to finish (a device-scope counter in the input HalfHeader; a single workgroup needs none) then
 // writes what the split passes' prepare and write_args wrote: kept counts, directory bases, statistics, the nodes'
 // indirect arguments and the header, and the dispatch groups' arguments and first workgroups. It is the only
@@ -46,6 +48,13 @@ layout(push_constant) uniform Params {
     uint has_dispatch_groups;  // some node is in a dispatch group of two or more (GraphPlan::FormDispatchGroups)
     uint shared_counts;  // scatter with per-node counts in shared memory where the graph allows (GPUs; layer/scheduler.cpp)
     uint graph_tag;      // the graph the scratch must have been initialized for (kChecksInitialization)
+    // The first member of the dispatch group of static broadcast nodes that receives every record of this level
+    // (GraphPlan::list_directory_group), or kInvalidNode. Its workgroups read their record at group_directory_base +
+    // workgroup / grid and find their member in it; RecordEntry::node lies where DirectoryEntry::first_workgroup_or_node
+    // does, and such members read nothing else of an entry but the payload offset and depth, which both hold. So a
+    // small level's record list serves as the group's directory in the order the producers appended it, and the pass
+    // scatters nothing: one workgroup writes the counts, statistics and arguments.
+    uint list_directory_group;
 } pc;
 
 // The bound of the per-node shared arrays is specialization constant 2: kFusedLevelMaxNodes, or
@@ -319,7 +328,13 @@ void main() {
     // GraphHeader::level_pass_records_per_workgroup records), at least one, at most as many as were launched; the rest
     // return at once. (Dispatching the pass indirectly with that count would need the barrier before it to include
     // DRAW_INDIRECT, which cost about 2.5 µs more per level on an H100 than these idle workgroups.)
-    const uint workgroups = clamp(input_half.level_pass_workgroups, 1u, gl_NumWorkGroups.x);
+    // Only for levels of at most one workgroup's worth of records, which all run at once: the group's workgroups then run
+    // in the producers' order instead of member by member, and on an H200 the classification's shading (10240x5760,
+    // 230 400 tiles) ran twice as long that way (docs/performance.md, 2026-11-27 afternoon): its concurrent workgroups
+    // then shaded neighbouring tiles rather than tiles spread over the screen.
+    const bool list_is_group_directory =
+        pc.list_directory_group != kInvalidNode && min(input_half.record_count, capacity) <= gl_WorkGroupSize.x;
+    const uint workgroups = list_is_group_directory ? 1u : clamp(input_half.level_pass_workgroups, 1u, gl_NumWorkGroups.x);
     if (gl_WorkGroupID.x >= workgroups) return;
 
     // VUID-...-scratch-10194: scratch must hold this graph's initialization. The entry pass checks it where it runs; for
@@ -341,7 +356,7 @@ void main() {
     // On a CPU device (lavapipe) every barrier of the scan costs a switch through the workgroup's invocations, so
     // skipping it in idle workgroups matters for small levels.
     const uint record_count = uninitialized ? 0u : min(input_half.record_count, capacity);
-    const bool scatters = record_count > gl_WorkGroupID.x * gl_WorkGroupSize.x;
+    const bool scatters = !list_is_group_directory && record_count > gl_WorkGroupID.x * gl_WorkGroupSize.x;
     uint level_records = 0u;
     if (scatters) level_records = ScanInputCounts(input_half, table, node_count, uninitialized);
     const uint sharing_count = scatters ? min(s_sharing_count, kMaxSharingNodes) : 0u;
@@ -412,7 +427,11 @@ void main() {
         // A dispatch group's workgroups run its members' records in directory order (the lowered prologue of a static
         // broadcast group reads its record at group_directory_base + workgroup / grid), so the first member holds
         // where the group's range starts, whether or not it has records itself.
-        if (IsDispatchGroupFirst(table, n, node_count)) input_half.nodes[n].group_directory_base = min(base, capacity);
+        // Where the record list is the group's directory (pc.list_directory_group), its range is the whole list: the list
+        // lies record_capacity entries before the directory, and indices wrap in 32 bits as the lowered nodes' offsets do.
+        if (IsDispatchGroupFirst(table, n, node_count)) {
+            input_half.nodes[n].group_directory_base = list_is_group_directory ? 0u - capacity : min(base, capacity);
+        }
         if (count == 0u) continue;
         if (kept < count) ReportDrop(pc.scratch, header, n, pc.level, kStatusRecordListOverflow, count - kept);
         stats.stats[n].records += kept;  // node n belongs to this invocation alone
@@ -423,7 +442,9 @@ void main() {
 
         const uint launch = table.infos[n].launch;
         uint total;
-        if (launch == kLaunchBroadcastStatic || launch == kLaunchBroadcastDynamic) {
+        if (list_is_group_directory) {
+            total = kept * StaticGridWorkgroups(table, n);  // nothing was scattered: no cursor to read
+        } else if (launch == kLaunchBroadcastStatic || launch == kLaunchBroadcastDynamic) {
             const uint64_t cursor = atomicAdd(input_half.nodes[n].scatter_cursor, 0ul);
             total = uint(cursor);
             if (uint(cursor >> 32) > kept) {

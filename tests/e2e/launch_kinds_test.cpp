@@ -270,21 +270,28 @@ void AddStaticSinkRecord(std::vector<uint32_t>& expected, uint32_t member, uint3
 // The same classify-to-array shape with static broadcast members (AMD's classify/compose): a group of static broadcast
 // nodes runs its members' records in directory order, and each workgroup reads its member from its directory entry
 // (docs/design.md, "Dispatch groups"). A workgroup that ran as the wrong member, as the wrong workgroup of its record's
-// grid, or twice, shows up in the member's words.
+// grid, or twice, shows up in the member's words. Level 1 gets 8 records per entry record: one entry record's 8 are at
+// most a level-pass workgroup's worth on every device (8 invocations on CPU devices), so the group reads the record list
+// in the producers' order (GraphPlan::list_directory_group); six entry records' 48 are scattered member by member on
+// CPU devices and read in order on GPUs (256 invocations).
 TEST_P(LaunchKindsBySchedulerSettings, DispatchGroupOfStaticBroadcastMembersFindsEachWorkgroupsMember) {
     struct Rec {
         uint32_t node_idx, value;
     };
-    const std::vector<Rec> records = {{1, 10}, {3, 200}, {1, 30}, {2, 7}, {3, 600}, {1, 50000}};
-    TestBuffer& uav = Uav(64);
-    std::vector<NodeStage> stages = {{ReadCorpus("output_node_array_runtime_index"), "main", "Entry", 0}};
-    for (uint32_t i = 0; i < 16; ++i) stages.push_back({ReadModule("array_static_sink"), "main", "B", i});
-    RunGraph(stages, uav, {{"Entry", 0, static_cast<uint32_t>(records.size()), records.data(), sizeof(Rec)}});
-    std::vector<uint32_t> expected(64, 0);
-    for (const Rec& r : records) {
-        for (uint32_t thread = 0; thread < 8; ++thread) AddStaticSinkRecord(expected, r.node_idx, r.value + thread);
+    const std::vector<Rec> all_records = {{1, 10}, {3, 200}, {1, 30}, {2, 7}, {3, 600}, {1, 50000}};
+    for (size_t count : {size_t{1}, all_records.size()}) {
+        SCOPED_TRACE(std::to_string(count) + " entry records");
+        const std::vector<Rec> records(all_records.begin(), all_records.begin() + count);
+        TestBuffer& uav = Uav(64);
+        std::vector<NodeStage> stages = {{ReadCorpus("output_node_array_runtime_index"), "main", "Entry", 0}};
+        for (uint32_t i = 0; i < 16; ++i) stages.push_back({ReadModule("array_static_sink"), "main", "B", i});
+        RunGraph(stages, uav, {{"Entry", 0, static_cast<uint32_t>(records.size()), records.data(), sizeof(Rec)}});
+        std::vector<uint32_t> expected(64, 0);
+        for (const Rec& r : records) {
+            for (uint32_t thread = 0; thread < 8; ++thread) AddStaticSinkRecord(expected, r.node_idx, r.value + thread);
+        }
+        ExpectUav(uav, expected);
     }
-    ExpectUav(uav, expected);
 }
 
 // Entries for a node T (graph node 0) and for two members of a static broadcast group in one dispatch: level 0 runs
