@@ -329,9 +329,8 @@ void main() {
     // return at once. (Dispatching the pass indirectly with that count would need the barrier before it to include
     // DRAW_INDIRECT, which cost about 2.5 µs more per level on an H100 than these idle workgroups.)
     // Only for levels of at most one workgroup's worth of records, which all run at once: the group's workgroups then run
-    // in the producers' order instead of member by member, and on an H200 the classification's shading (10240x5760,
-    // 230 400 tiles) ran twice as long that way (docs/performance.md, 2026-11-27 afternoon): its concurrent workgroups
-    // then shaded neighbouring tiles rather than tiles spread over the screen.
+    // in the producers' order instead of member by member, and on an H200 the classification at 10240x5760 (230 400
+    // tiles) ran twice as long that way (docs/performance.md, 2026-11-27 afternoon; why was not established).
     const bool list_is_group_directory =
         pc.list_directory_group != kInvalidNode && min(input_half.record_count, capacity) <= gl_WorkGroupSize.x;
     const uint workgroups = list_is_group_directory ? 1u : clamp(input_half.level_pass_workgroups, 1u, gl_NumWorkGroups.x);
