@@ -638,14 +638,16 @@ void GraphPlan::FormDispatchGroups() {
     // Levels whose records can only reach the members of one group of static broadcast nodes (AMD's classify shape: a
     // classify node feeding a node array) keep their records where the producers appended them. The members must all
     // read only their records' offsets and depths, and no node may read another's input (a group shares none itself).
+    std::vector<bool> input_shared(count, false);
+    for (const NodeDispatchPlan& node : nodes) {
+        if (node.shares_input_with < count) input_shared[node.shares_input_with] = true;
+    }
     for (size_t level = 0; level < levels.size(); ++level) {
         if (level_dispatches[level].size() != 1 || level_dispatches[level][0].group_size < 2) continue;
         const uint32_t first = level_dispatches[level][0].first_node, size = level_dispatches[level][0].group_size;
         bool qualifies = true;
         for (uint32_t m = first; m < first + size && qualifies; ++m) {
-            qualifies = nodes[m].reads_record_list && nodes[m].static_grid_workgroups != 0 &&
-                        std::none_of(nodes.begin(), nodes.end(),
-                                     [m](const NodeDispatchPlan& node) { return node.shares_input_with == m; });
+            qualifies = nodes[m].reads_record_list && nodes[m].static_grid_workgroups != 0 && !input_shared[m];
         }
         if (qualifies) list_directory_group[level] = first;
     }
