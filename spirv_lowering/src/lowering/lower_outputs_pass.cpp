@@ -598,13 +598,26 @@ class OutputHelpers {
             };
             // The next level pass gets one workgroup per level_pass_records_per_workgroup records of this half
             // (HalfHeader::level_pass_workgroups): the reservation whose slots cross into a new such block raises the count
-            // to cover its end, and the maximum covers the last record.
+            // to cover its end, and the maximum covers the last record. The first small_level records (16 blocks) come in
+            // blocks of half that size: a small level's pass is a chain of round trips per record an invocation
+            // scatters, so one record per invocation (256 on GPUs) finishes it sooner, while a large level's pass is
+            // bound by its atomics and stores, not by its workgroups' count. blocks() grows with the records, so the
+            // maximum over the reservations still covers the last record.
             auto raise_level_pass_workgroups = [&](std::uint32_t first_slot, std::uint32_t slots) {
                 const std::uint32_t end = e.Min(e.Add(first_slot, slots), record_capacity);
                 const std::uint32_t begin = e.Min(first_slot, end);
-                const std::uint32_t per_workgroup_records = e.U32(std::max<std::uint32_t>(ctx_.options.level_pass_records_per_workgroup, 1));
+                const std::uint32_t per_workgroup = std::clamp<std::uint32_t>(ctx_.options.level_pass_records_per_workgroup, 1, 1u << 24);
+                const std::uint32_t small_per_workgroup = std::max<std::uint32_t>(per_workgroup / 2, 1);
+                const std::uint32_t small_level = 16 * per_workgroup;
+                const std::uint32_t small_blocks = (small_level + small_per_workgroup - 1) / small_per_workgroup;
+                auto ceil_div = [&](std::uint32_t records, std::uint32_t divisor) {
+                    return e.Div(e.Add(records, e.U32(divisor - 1)), e.U32(divisor));
+                };
                 auto blocks = [&](std::uint32_t records) {
-                    return e.Min(e.Div(e.Add(records, e.Sub(per_workgroup_records, e.U32(1))), per_workgroup_records),
+                    const std::uint32_t small = ceil_div(e.Min(records, e.U32(small_level)), small_per_workgroup);
+                    const std::uint32_t beyond = e.Sub(e.Max(records, e.U32(small_level)), e.U32(small_level));
+                    const std::uint32_t large = e.Add(e.U32(small_blocks), ceil_div(beyond, per_workgroup));
+                    return e.Min(e.SelectU32(e.LessEqual(records, e.U32(small_level)), small, large),
                                  e.U32(runtime::kDispatchSplitWidth));
                 };
                 const std::uint32_t workgroups = blocks(end);
