@@ -223,6 +223,16 @@ layout(buffer_reference, std430, buffer_reference_align = 16) buffer NodeStateVe
     uvec4 v[];
 };
 
+// The same as 8-byte pairs (NodeState::dispatch[1..2] is pair 2 of each state).
+layout(buffer_reference, std430, buffer_reference_align = 8) buffer NodeStatePairs {
+    uvec2 v[];
+};
+
+// NodeStats[node_count] as 16-byte vectors (kNodeStatsSize is a multiple of 16; the table is 16-byte aligned).
+layout(buffer_reference, std430, buffer_reference_align = 16) buffer NodeStatsVectors {
+    uvec4 v[];
+};
+
 // 32-bit words at 4-byte aligned addresses: payloads, the heap, and the application's dispatch infos (whose addresses
 // are only guaranteed executionGraphDispatchAddressAlignment = 4, so their 64-bit members are read as two words).
 layout(buffer_reference, std430, buffer_reference_align = 4) buffer Words {
