@@ -239,15 +239,8 @@ Result<bool> LaunchPass::Run(Module& module) {
     if (!workgroup_shape) return workgroup_shape.error();
     std::uint32_t workgroup_id = e.Load(workgroup_shape->pointee, ctx_.builtin_workgroup_id);
     if (workgroup_shape->pointee != ctx_.v3u32) workgroup_id = e.Emit(Op::OpBitcast, ctx_.v3u32, {workgroup_id});
-    auto extract = [&](std::uint32_t composite, std::uint32_t index) {
-        Instruction inst(Op::OpCompositeExtract, ctx_.u32, module.TakeNextId());
-        inst.AddId(composite).AddLiteral(index);
-        const std::uint32_t id = inst.result_id();
-        e.Append(std::move(inst));
-        return id;
-    };
     const std::uint32_t dispatched_linear =
-        e.Add(e.Mul(extract(workgroup_id, 1), e.U32(runtime::kDispatchSplitWidth)), extract(workgroup_id, 0));
+        e.Add(e.Mul(e.ExtractU32(workgroup_id, 1), e.U32(runtime::kDispatchSplitWidth)), e.ExtractU32(workgroup_id, 0));
 
     const std::uint32_t pushed_node = e.LoadPushContextU32(PushContextMember::kNodeIndex);
     const std::uint32_t pushed_table_base = e.LoadPushContextU32(PushContextMember::kOutputTableBase);

@@ -23,6 +23,14 @@
 
 namespace execgraph::spirv::lowering {
 
+// The last workgroup of a level writes the consumer's state and statistics and the half's counters as vectors.
+static_assert(offsets::kNodeStateRecordCount == 0 && offsets::kNodeStateDirectoryBase == 4 && offsets::kNodeStateWorkgroupCount == 8 &&
+              offsets::kNodeStateDispatch == 12 && offsets::kNodeStateSize % 16 == 0);
+static_assert(offsets::kNodeStatsRecords == 0 && offsets::kNodeStatsDispatches == 4 && offsets::kNodeStatsWorkgroups == 8 &&
+              offsets::kNodeStatsDroppedRecords == 12 && offsets::kNodeStatsSize % 16 == 0);
+static_assert(offsets::kHalfHeapTop == 0 && offsets::kHalfRecordCount == 4 && offsets::kHalfLevelPassDone == 8 &&
+              offsets::kHalfLevelPassWorkgroups == 12);
+
 Result<bool> LevelHandOffPass::Run(Module& module) {
     const std::uint32_t lowered_entry = ctx_.info.entry_point_id;
     if (FindFunction(module, lowered_entry) == nullptr) return Error{kNoWordOffset, "entry point function not found"};
@@ -134,12 +142,12 @@ Result<bool> LevelHandOffPass::Run(Module& module) {
                     const std::uint32_t grid_z = e.LoadScratchU32(e.Add(grid, e.U32(8)));
                     const std::uint32_t launch = e.LoadScratchU32(e.Add(info, e.U32(offsets::kNodeStaticLaunch)));
                     const std::uint32_t capacity = e.LoadU32Var(record_capacity);
-                    const std::uint32_t stats_records = e.Add(stats, e.U32(offsets::kNodeStatsRecords));
-                    const std::uint32_t stats_dispatches = e.Add(stats, e.U32(offsets::kNodeStatsDispatches));
-                    const std::uint32_t stats_workgroups = e.Add(stats, e.U32(offsets::kNodeStatsWorkgroups));
-                    const std::uint32_t records_before = e.LoadScratchU32(stats_records);
-                    const std::uint32_t dispatches_before = e.LoadScratchU32(stats_dispatches);
-                    const std::uint32_t workgroups_before = e.LoadScratchU32(stats_workgroups);
+                    // C's statistics (records, dispatches, workgroups, dropped records) in one access: the level's
+                    // other workgroups are done, so nothing else writes them until this workgroup ends.
+                    const std::array<std::uint32_t, 4> stats_before = e.LoadScratchU32x4(stats);
+                    const std::uint32_t records_before = stats_before[0];
+                    const std::uint32_t dispatches_before = stats_before[1];
+                    const std::uint32_t workgroups_before = stats_before[2];
 
                     // Level L + 1's workgroups. A static broadcast node runs its grid per record (the scheduler makes
                     // such a level direct only where a full record list's workgroups fit one dispatch); a coalescing or
@@ -164,17 +172,15 @@ Result<bool> LevelHandOffPass::Run(Module& module) {
                     // entries before the directory, as level.comp's SoleConsumer), and its arguments. C is the only
                     // node of its level, so the scheduler dispatches it alone even where it belongs to a dispatch group
                     // (GraphPlan::FormDispatchGroups).
-                    e.StoreScratchU32(e.Add(state, e.U32(offsets::kNodeStateDirectoryBase)), e.Sub(e.U32(0), capacity));
-                    e.StoreScratchU32(e.Add(state, e.U32(offsets::kNodeStateWorkgroupCount)), workgroups);
-                    const std::uint32_t args = e.Add(state, e.U32(offsets::kNodeStateDispatch));
-                    e.StoreScratchU32(args, x);
-                    e.StoreScratchU32(e.Add(args, e.U32(4)), y);
-                    e.StoreScratchU32(e.Add(args, e.U32(8)), z);
+                    // Whole vectors rather than field by field, as the level pass writes its nodes' (level.comp): the
+                    // record count as read (the producers are done), then the directory base, workgroups and arguments.
+                    e.StoreScratchU32x4(state, {records, e.Sub(e.U32(0), capacity), workgroups, x});
+                    e.StoreScratchU32x2(e.Add(state, e.U32(offsets::kNodeStateDispatch + 4)), {y, z});
                     // Statistics, as the level pass keeps them (NodeStats; the consumer's fields are this workgroup's alone).
-                    e.StoreScratchU32(stats_records, e.Add(records_before, records));
-                    e.StoreScratchU32(stats_dispatches, e.Add(dispatches_before, e.SelectU32(has_work, e.U32(1), e.U32(0))));
-                    e.StoreScratchU32(stats_workgroups,
-                                      e.Add(workgroups_before, e.Min(workgroups, e.Sub(e.U32(0xFFFFFFFFu), workgroups_before))));
+                    e.StoreScratchU32x4(stats, {e.Add(records_before, records),
+                                                e.Add(dispatches_before, e.SelectU32(has_work, e.U32(1), e.U32(0))),
+                                                e.Add(workgroups_before, e.Min(workgroups, e.Sub(e.U32(0xFFFFFFFFu), workgroups_before))),
+                                                stats_before[3]});
                     // The header: level L + 1 reads the output half, and launches x * y workgroups (C's dispatch alone).
                     const std::uint32_t output_index = e.Sub(e.U32(1), input_index);
                     e.StoreScratchU32(e.Add(e.U32(offsets::kHeaderLevelWorkgroups), e.Mul(output_index, e.U32(4))), e.Mul(x, y));
@@ -185,10 +191,8 @@ Result<bool> LevelHandOffPass::Run(Module& module) {
                     e.AtomicScratch(Op::OpAtomicUMax, e.U32(offsets::kHeaderHeapHighWater), heap_top);
                     e.AtomicScratch(Op::OpAtomicUMax, e.U32(offsets::kHeaderRecordHighWater), record_top);
                     // The input half receives level L + 1's outputs: its counters start at zero.
-                    for (std::uint32_t field : {offsets::kHalfHeapTop, offsets::kHalfRecordCount, offsets::kHalfLevelPassDone,
-                                                offsets::kHalfLevelPassWorkgroups}) {
-                        e.StoreScratchU32(e.Add(input_half, e.U32(field)), e.U32(0));
-                    }
+                    const std::uint32_t zero = e.U32(0);
+                    e.StoreScratchU32x4(input_half, {zero, zero, zero, zero});
                 });
                 // ... and so do its nodes' states, spread over the workgroup in 16-byte stores, neighbouring invocations
                 // at neighbouring addresses so that a subgroup's stores combine (as ClearNodeStates in scratch_layout.glsl;

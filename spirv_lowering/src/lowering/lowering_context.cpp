@@ -76,10 +76,32 @@ std::uint32_t Emitter::LoadScratchU32(std::uint32_t offset) { return LoadAligned
 
 void Emitter::StoreScratchU32(std::uint32_t offset, std::uint32_t value) { StoreAligned(ScratchPointer(offset), value, 4); }
 
+std::uint32_t Emitter::ScratchVectorPointer(std::uint32_t offset, std::uint32_t components) {
+    const std::uint32_t vector = types().GetVector(ctx_.u32, components);
+    return Emit(Op::OpConvertUToPtr, types().GetPointer(StorageClass::PhysicalStorageBuffer, vector), {ScratchAddress(offset)});
+}
+
 void Emitter::StoreScratchU32x4(std::uint32_t offset, std::array<std::uint32_t, 4> words) {
     const std::uint32_t vector = types().GetVector(ctx_.u32, 4);
-    const std::uint32_t pointer = Emit(Op::OpConvertUToPtr, types().GetPointer(StorageClass::PhysicalStorageBuffer, vector), {ScratchAddress(offset)});
-    StoreAligned(pointer, Emit(Op::OpCompositeConstruct, vector, {words[0], words[1], words[2], words[3]}), 16);
+    StoreAligned(ScratchVectorPointer(offset, 4), Emit(Op::OpCompositeConstruct, vector, {words[0], words[1], words[2], words[3]}), 16);
+}
+
+void Emitter::StoreScratchU32x2(std::uint32_t offset, std::array<std::uint32_t, 2> words) {
+    const std::uint32_t vector = types().GetVector(ctx_.u32, 2);
+    StoreAligned(ScratchVectorPointer(offset, 2), Emit(Op::OpCompositeConstruct, vector, {words[0], words[1]}), 8);
+}
+
+std::array<std::uint32_t, 4> Emitter::LoadScratchU32x4(std::uint32_t offset) {
+    const std::uint32_t vector = LoadAligned(types().GetVector(ctx_.u32, 4), ScratchVectorPointer(offset, 4), 16);
+    return {ExtractU32(vector, 0), ExtractU32(vector, 1), ExtractU32(vector, 2), ExtractU32(vector, 3)};
+}
+
+std::uint32_t Emitter::ExtractU32(std::uint32_t composite, std::uint32_t index) {
+    Instruction inst(Op::OpCompositeExtract, ctx_.u32, module_.TakeNextId());
+    inst.AddId(composite).AddLiteral(index);
+    const std::uint32_t result = inst.result_id();
+    out_->push_back(std::move(inst));
+    return result;
 }
 
 std::uint32_t Emitter::Atomic(Op op, std::uint32_t type, std::uint32_t pointer, std::uint32_t scope, std::uint32_t value) {

@@ -236,10 +236,17 @@ class Emitter {
     // Scratch access: `offset` is a uint32 byte offset from the scratch base (an id).
     std::uint32_t ScratchAddress(std::uint32_t offset);
     std::uint32_t ScratchPointer(std::uint32_t offset);
+    // A PhysicalStorageBuffer pointer to a vector of `components` uint32 at a scratch offset.
+    std::uint32_t ScratchVectorPointer(std::uint32_t offset, std::uint32_t components);
     std::uint32_t LoadScratchU32(std::uint32_t offset);
     void StoreScratchU32(std::uint32_t offset, std::uint32_t value);
-    // Stores four uint32 words at a 16-byte aligned offset in one access (a RecordEntry).
+    // Stores four uint32 words at a 16-byte aligned offset in one access (a RecordEntry), or two at an 8-byte aligned one.
     void StoreScratchU32x4(std::uint32_t offset, std::array<std::uint32_t, 4> words);
+    void StoreScratchU32x2(std::uint32_t offset, std::array<std::uint32_t, 2> words);
+    // Component `index` of a composite of uint32 (a vector of them).
+    std::uint32_t ExtractU32(std::uint32_t composite, std::uint32_t index);
+    // Loads four uint32 words at a 16-byte aligned offset in one access.
+    std::array<std::uint32_t, 4> LoadScratchU32x4(std::uint32_t offset);
     // Device-scope relaxed atomics: ordering between producer and consumer levels comes from the scheduler's barriers.
     std::uint32_t AtomicScratch(Op op, std::uint32_t offset, std::uint32_t value);
     // The same on the uint64 at a scratch `offset` (8-byte aligned), e.g. HalfHeader's heap_top and record_count as one
