@@ -94,7 +94,7 @@ void main() {
             Words destination = Words(heap + offset);
             for (uint word = 0u; word < record_stride / 4u; ++word) destination.w[word] = source.w[word];
             // Entry records start a chain: recursion depth 0.
-            records.entries[slot] = RecordEntry(offset, 0u, node, 0u);
+            StoreRecordEntry(records, slot, RecordEntry(offset, 0u, node, 0u));
             atomicAdd(half0.nodes[node].record_count, 1u);
         }
     }

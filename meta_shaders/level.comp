@@ -105,8 +105,8 @@ void Scatter(uint64_t scratch, GraphHeader header, NodeTable table, Half input_h
     const uint slot = uint(old >> 32);
     // Past the kept count: reported as dropped by the last workgroup.
     if (slot >= Kept(consumer, capacity)) return;
-    directory.entries[RangeBegin(consumer) + slot] =
-        DirectoryEntry(entry.payload_offset, entry.recursion_depth, FirstWorkgroupOrNode(table, consumer, uint(old)), workgroups);
+    StoreDirectoryEntry(directory, RangeBegin(consumer) + slot,
+                        DirectoryEntry(entry.payload_offset, entry.recursion_depth, FirstWorkgroupOrNode(table, consumer, uint(old)), workgroups));
 }
 
 // Scatter() for a subgroup whose active invocations all scatter to `consumer`, the common case of a large level (a
@@ -134,8 +134,8 @@ void ScatterAggregated(uint64_t scratch, GraphHeader header, NodeTable table, Ha
     const uint slot = subgroupBroadcastFirst(old_records) + rank;
     const uint first_workgroup = subgroupBroadcastFirst(old_workgroups) + workgroups_before;
     if (slot >= Kept(consumer, capacity)) return;
-    directory.entries[RangeBegin(consumer) + slot] =
-        DirectoryEntry(entry.payload_offset, entry.recursion_depth, FirstWorkgroupOrNode(table, consumer, first_workgroup), workgroups);
+    StoreDirectoryEntry(directory, RangeBegin(consumer) + slot,
+                        DirectoryEntry(entry.payload_offset, entry.recursion_depth, FirstWorkgroupOrNode(table, consumer, first_workgroup), workgroups));
 }
 
 // Workgroups each record of `node` launches when that is the same for all its records (a static grid, or 0 for coalescing
@@ -186,7 +186,7 @@ void ScatterWithSharedCounts(uint64_t scratch, GraphHeader header, NodeTable tab
             // Past the kept count: reported as dropped by the last workgroup. These nodes' entries name their node
             // (FirstWorkgroupOrNode: only dynamic broadcast nodes, which take the per-record path, store workgroups).
             if (slot < Kept(node, capacity)) {
-                directory.entries[RangeBegin(node) + slot] = DirectoryEntry(entry.payload_offset, entry.recursion_depth, node, per_record);
+                StoreDirectoryEntry(directory, RangeBegin(node) + slot, DirectoryEntry(entry.payload_offset, entry.recursion_depth, node, per_record));
             }
         } else if (node != kInvalidNode) {
             Scatter(scratch, header, table, input_half, directory, node, heap + entry.payload_offset, entry, capacity);

@@ -49,7 +49,7 @@ void main() {
         const uint slot = uint(old >> 32);
         // Past the count prepare kept: already counted as dropped there.
         if (slot >= input_half.nodes[consumer].record_count) continue;
-        directory.entries[input_half.nodes[consumer].directory_base + slot] =
-            DirectoryEntry(entry.payload_offset, entry.recursion_depth, FirstWorkgroupOrNode(table, consumer, uint(old)), workgroups);
+        StoreDirectoryEntry(directory, input_half.nodes[consumer].directory_base + slot,
+                            DirectoryEntry(entry.payload_offset, entry.recursion_depth, FirstWorkgroupOrNode(table, consumer, uint(old)), workgroups));
     }
 }
