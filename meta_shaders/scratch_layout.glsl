@@ -217,10 +217,11 @@ layout(buffer_reference, std430, buffer_reference_align = 16) buffer Directory {
     DirectoryEntry entries[];
 };
 
-// 16-byte entries (RecordEntry, DirectoryEntry) as vectors. NVIDIA 580 compiles a struct store, Aligned 16 or not, to
-// one store per member, and the level pass's scatter writes each invocation's entry to a place of its own: a memory
-// transaction per member. `append_rate` (2.8 million entries) took 480 µs with member stores and 402 with one vector
-// each on an H200 (docs/performance.md, 2026-11-27 evening).
+// 16-byte entries (RecordEntry, DirectoryEntry) as vectors. glslang emits a struct assignment through a reference as one
+// OpStore of the struct (Aligned 16), but NVIDIA 580 runs it as if member by member (judged by time, not by its code):
+// the level pass's scatter writes each invocation's entry to a place of its own, and `append_rate` (2.8 million entries)
+// took 480 µs with the struct stores and 402 with one vector each on an H200 (docs/performance.md, 2026-11-27 evening).
+// Loads of neighbouring entries by neighbouring invocations combine either way (a vector load measured no faster).
 layout(buffer_reference, std430, buffer_reference_align = 16) buffer EntryVectors {
     uvec4 v[];
 };
