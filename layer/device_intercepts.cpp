@@ -208,9 +208,34 @@ VKAPI_ATTR VkResult VKAPI_CALL CreateDevice(VkPhysicalDevice physicalDevice, con
         VkPhysicalDeviceMemoryProperties memory;
         instance->dispatch.GetPhysicalDeviceMemoryProperties(physicalDevice, &memory);
         const LayerSettings& settings = state->instance->settings;
-        state->reporter = std::make_unique<DispatchReporter>(
-            *pDevice, &state->dispatch, memory,
-            ReportOptions{settings.statistics, settings.statistics_file, settings.overflow_fatal});
+        ReportOptions report_options{settings.statistics || settings.level_timestamps, settings.statistics_file,
+                                     settings.overflow_fatal};
+        if (settings.level_timestamps) {
+            // Graph dispatches may be recorded for any queue family the device has queues of that can run compute, so
+            // every such family needs timestamps; differences are taken modulo the fewest valid bits among them.
+            uint32_t family_count = 0;
+            instance->dispatch.GetPhysicalDeviceQueueFamilyProperties(physicalDevice, &family_count, nullptr);
+            std::vector<VkQueueFamilyProperties> families(family_count);
+            instance->dispatch.GetPhysicalDeviceQueueFamilyProperties(physicalDevice, &family_count, families.data());
+            uint32_t valid_bits = 64;
+            for (uint32_t i = 0; i < pCreateInfo->queueCreateInfoCount; ++i) {
+                const uint32_t family = pCreateInfo->pQueueCreateInfos[i].queueFamilyIndex;
+                if (family < family_count && (families[family].queueFlags & VK_QUEUE_COMPUTE_BIT)) {
+                    valid_bits = std::min(valid_bits, families[family].timestampValidBits);
+                }
+            }
+            if (valid_bits == 0 || properties.limits.timestampPeriod <= 0.0f) {
+                instance->messages.Emit(MessageSeverity::kWarning, message_id::kSettings,
+                                        "level_timestamps: a queue family of this device that can run graph dispatches has no "
+                                        "timestamps (timestampValidBits 0); statistics lines come without GPU times",
+                                        {ObjectOf(VK_OBJECT_TYPE_DEVICE, *pDevice)});
+            } else {
+                report_options.level_timestamps = true;
+                report_options.timestamp_period_ns = properties.limits.timestampPeriod;
+                report_options.timestamp_valid_bits = valid_bits;
+            }
+        }
+        state->reporter = std::make_unique<DispatchReporter>(*pDevice, &state->dispatch, memory, std::move(report_options));
     }
     RegisterDeviceState(GetDispatchKey(*pDevice), state);
     if (emulate) {

@@ -90,6 +90,35 @@ void AppendNodeMap(std::string* out, const char* key, const DispatchDescription&
     *out += '}';
 }
 
+void AppendMicroseconds(std::string* out, double value) {
+    char text[32];
+    std::snprintf(text, sizeof(text), "%.2f", value);
+    *out += text;
+}
+
+// The `level_timestamps` fields from DispatchTimestampCount's timestamps (layer/scheduler.h): the whole dispatch, its
+// setup (begin transfers and entry pass, up to level 0's start), and per level its time from its start to the next
+// level's (the last level's includes the finish pass) and the part its level pass took.
+void AppendTimes(std::string* out, const std::vector<double>& timestamps_us) {
+    if (timestamps_us.size() < 2 || timestamps_us.size() % 2 != 0) return;
+    const size_t levels = (timestamps_us.size() - 2) / 2;
+    *out += ",\"gpu_us\":";
+    AppendMicroseconds(out, timestamps_us.back() - timestamps_us.front());
+    *out += ",\"setup_gpu_us\":";
+    AppendMicroseconds(out, timestamps_us[1] - timestamps_us[0]);
+    *out += ",\"level_gpu_us\":[";
+    for (size_t level = 0; level < levels; ++level) {
+        if (level != 0) *out += ',';
+        AppendMicroseconds(out, timestamps_us[3 + 2 * level] - timestamps_us[1 + 2 * level]);
+    }
+    *out += "],\"level_pass_gpu_us\":[";
+    for (size_t level = 0; level < levels; ++level) {
+        if (level != 0) *out += ',';
+        AppendMicroseconds(out, timestamps_us[2 + 2 * level] - timestamps_us[1 + 2 * level]);
+    }
+    *out += ']';
+}
+
 }  // namespace
 
 std::string FormatDroppedWork(const DispatchDescription& description, const DispatchReadback& readback) {
@@ -160,19 +189,28 @@ std::string FormatStatistics(const DispatchDescription& description, const Dispa
         first = false;
         AppendJsonString(&line, name.json);
     }
-    line += "]}";
+    line += ']';
+    AppendTimes(&line, readback.timestamps_us);
+    line += '}';
     return line;
 }
 
 DispatchReporter::DispatchReporter(VkDevice device, const DeviceDispatchTable* dispatch,
-                                   const VkPhysicalDeviceMemoryProperties& memory, ReportOptions options, VkDeviceSize ring_size)
-    : device_(device), dispatch_(dispatch), memory_properties_(memory), options_(std::move(options)), ring_size_(ring_size) {}
+                                   const VkPhysicalDeviceMemoryProperties& memory, ReportOptions options, VkDeviceSize ring_size,
+                                   uint32_t timestamp_queries)
+    : device_(device),
+      dispatch_(dispatch),
+      memory_properties_(memory),
+      options_(std::move(options)),
+      ring_size_(ring_size),
+      timestamp_queries_(timestamp_queries) {}
 
 DispatchReporter::~DispatchReporter() { Destroy(); }
 
 void DispatchReporter::Destroy() {
     VkBuffer buffer;
     VkDeviceMemory memory;
+    VkQueryPool pool;
     {
         std::lock_guard lock(mutex_);
         buffer = buffer_;
@@ -182,9 +220,12 @@ void DispatchReporter::Destroy() {
         ring_address_ = 0;
         ring_ = nullptr;
         pending_.clear();
+        pool = timestamp_pool_;
+        timestamp_pool_ = VK_NULL_HANDLE;
     }
     if (buffer != VK_NULL_HANDLE) dispatch_->DestroyBuffer(device_, buffer, nullptr);
     if (memory != VK_NULL_HANDLE) dispatch_->FreeMemory(device_, memory, nullptr);
+    if (pool != VK_NULL_HANDLE) dispatch_->DestroyQueryPool(device_, pool, nullptr);
 }
 
 // kRingSize of host-visible memory, created on the first graph dispatch: the only memory the layer allocates itself.
@@ -252,8 +293,38 @@ bool DispatchReporter::EnsureBuffer() {
     return ok;
 }
 
-ReportSlot DispatchReporter::Reserve(uint32_t node_count, DispatchDescription description) {
+// timestamp_queries_ timestamp queries, created on the first dispatch that asks for them, the same way as the ring.
+bool DispatchReporter::EnsureTimestampPool() {
+    {
+        std::lock_guard lock(mutex_);
+        if (timestamp_pool_ != VK_NULL_HANDLE) return true;
+        if (timestamp_pool_failed_) return false;
+    }
+    VkQueryPoolCreateInfo create_info{VK_STRUCTURE_TYPE_QUERY_POOL_CREATE_INFO};
+    create_info.queryType = VK_QUERY_TYPE_TIMESTAMP;
+    create_info.queryCount = timestamp_queries_;
+    VkQueryPool pool = VK_NULL_HANDLE;
+    const bool ok = dispatch_->CreateQueryPool != nullptr && dispatch_->DestroyQueryPool != nullptr &&
+                    dispatch_->GetQueryPoolResults != nullptr &&
+                    dispatch_->CreateQueryPool(device_, &create_info, nullptr, &pool) == VK_SUCCESS;
+    {
+        std::lock_guard lock(mutex_);
+        if (timestamp_pool_ == VK_NULL_HANDLE && ok) {
+            timestamp_pool_ = pool;
+            return true;
+        }
+        if (!ok) timestamp_pool_failed_ = true;
+    }
+    if (pool != VK_NULL_HANDLE) dispatch_->DestroyQueryPool(device_, pool, nullptr);
+    std::lock_guard lock(mutex_);
+    return timestamp_pool_ != VK_NULL_HANDLE;
+}
+
+ReportSlot DispatchReporter::Reserve(uint32_t node_count, DispatchDescription description, uint32_t timestamp_count) {
     if (!EnsureBuffer()) return {};
+    // A dispatch with more timestamps than the pool holds (about 4000 levels) is reported without them.
+    const bool timestamps = options_.level_timestamps && options_.statistics && timestamp_count != 0 &&
+                            timestamp_count <= timestamp_queries_ && EnsureTimestampPool();
     // A graph too large for a quarter of the ring is reported from its header alone (totals, no per-node attribution).
     const uint32_t stats_count = ReportSlotSize(node_count) > ring_size_ / 4 ? 0 : node_count;
     const VkDeviceSize size = ReportSlotSize(stats_count);
@@ -268,8 +339,27 @@ ReportSlot DispatchReporter::Reserve(uint32_t node_count, DispatchDescription de
     std::erase_if(pending_, [slot, size](const Pending& pending) {
         return pending.offset < slot + size && slot < pending.offset + pending.size;
     });
-    pending_.push_back({slot, size, serial, stats_count, std::move(description)});
-    return ReportSlot{ring_address_ + slot, serial, stats_count, !options_.statistics};
+    Pending pending{slot, size, serial, stats_count, std::move(description)};
+    ReportSlot reserved{ring_address_ + slot, serial, stats_count, !options_.statistics};
+    if (timestamps) {
+        if (next_timestamp_ + timestamp_count > timestamp_queries_) next_timestamp_ = 0;
+        const uint32_t first = next_timestamp_;
+        next_timestamp_ += timestamp_count;
+        // Older dispatches whose queries these overlap are still reported, without their times (a newer recording
+        // resets those queries).
+        for (Pending& older : pending_) {
+            if (older.timestamp_count != 0 && older.first_timestamp < first + timestamp_count &&
+                first < older.first_timestamp + older.timestamp_count) {
+                older.timestamp_count = 0;
+            }
+        }
+        pending.first_timestamp = first;
+        pending.timestamp_count = timestamp_count;
+        reserved.timestamp_pool = timestamp_pool_;
+        reserved.first_timestamp = first;
+    }
+    pending_.push_back(std::move(pending));
+    return reserved;
 }
 
 void DispatchReporter::Cancel(const ReportSlot& slot) {
@@ -283,15 +373,39 @@ void DispatchReporter::Poll(const MessageSink& messages) {
         DispatchReadback readback;
     };
     std::vector<Finished> finished;
+    bool report_timestamp_failure = false;
     {
         std::lock_guard lock(mutex_);
         if (ring_ == nullptr) return;
+        report_timestamp_failure = timestamp_pool_failed_ && !timestamp_failure_reported_;
+        timestamp_failure_reported_ |= report_timestamp_failure;
         for (const Pending& pending : pending_) {
             volatile uint8_t* slot = ring_ + pending.offset;
             if (*reinterpret_cast<volatile uint32_t*>(slot) != pending.serial) continue;
             // The GPU wrote the data before the serial; keep the host's reads of it after the serial's.
             std::atomic_thread_fence(std::memory_order_acquire);
             Finished done{pending.description, {}};
+            if (pending.timestamp_count != 0) {
+                // The last timestamps follow the serial (it is written by the last level's preparer or the finish
+                // pass): wait for the next poll until all are available. Without VK_QUERY_RESULT_WAIT_BIT this does
+                // not block.
+                std::vector<uint64_t> values(2 * size_t{pending.timestamp_count});
+                const VkResult result = dispatch_->GetQueryPoolResults(
+                    device_, timestamp_pool_, pending.first_timestamp, pending.timestamp_count, values.size() * sizeof(uint64_t),
+                    values.data(), 2 * sizeof(uint64_t), VK_QUERY_RESULT_64_BIT | VK_QUERY_RESULT_WITH_AVAILABILITY_BIT);
+                bool available = result == VK_SUCCESS || result == VK_NOT_READY;
+                for (uint32_t i = 0; available && i < pending.timestamp_count; ++i) available = values[2 * i + 1] != 0;
+                if (!available && result == VK_NOT_READY) continue;
+                if (available) {
+                    // Differences modulo the valid bits, so a counter that wrapped during the dispatch still works.
+                    const uint64_t mask =
+                        options_.timestamp_valid_bits >= 64 ? ~uint64_t{0} : (uint64_t{1} << options_.timestamp_valid_bits) - 1;
+                    for (uint32_t i = 0; i < pending.timestamp_count; ++i) {
+                        const uint64_t ticks = (values[2 * i] - values[0]) & mask;
+                        done.readback.timestamps_us.push_back(double(ticks) * options_.timestamp_period_ns / 1000.0);
+                    }
+                }
+            }
             std::memcpy(&done.readback.header, const_cast<const uint8_t*>(slot + kReportSlotHeaderOffset), sizeof(GraphHeader));
             done.readback.nodes.resize(pending.node_count);
             // A header-only report has no statistics (and memcpy must not get the empty vector's null pointer).
@@ -303,6 +417,10 @@ void DispatchReporter::Poll(const MessageSink& messages) {
             *reinterpret_cast<volatile uint32_t*>(slot) = 0;
             finished.push_back(std::move(done));
         }
+    }
+    if (report_timestamp_failure) {
+        messages.Emit(MessageSeverity::kWarning, message_id::kSettings,
+                      "level_timestamps: creating the layer's timestamp query pool failed; statistics lines come without GPU times");
     }
     std::string first_report;
     for (const Finished& done : finished) {

@@ -47,6 +47,11 @@ namespace execgraph {
     X(CmdPipelineBarrier2)                 \
     X(CmdFillBuffer)                       \
     X(CmdUpdateBuffer)                     \
+    X(CmdResetQueryPool)                   \
+    X(CmdWriteTimestamp2)                  \
+    X(CreateQueryPool)                     \
+    X(DestroyQueryPool)                    \
+    X(GetQueryPoolResults)                 \
     X(CmdBeginDebugUtilsLabelEXT)          \
     X(CmdEndDebugUtilsLabelEXT)            \
     X(SetDebugUtilsObjectNameEXT)          \

@@ -210,6 +210,7 @@ void RecordGraphDispatch(DeviceState& device, VkCommandBuffer command_buffer, Vk
         }
     }
 
+    const GraphPlan& plan = entry_plan ? *entry_plan : graph.dispatch_plan;
     // Labels only where the application enabled VK_EXT_debug_utils on its instance (the commands belong to it).
     const bool labels = device.instance->settings.debug_labels && device.instance->debug_utils_enabled &&
                         device.dispatch.CmdBeginDebugUtilsLabelEXT != nullptr &&
@@ -250,12 +251,12 @@ void RecordGraphDispatch(DeviceState& device, VkCommandBuffer command_buffer, Vk
         std::snprintf(handle, sizeof(handle), "0x%llx", static_cast<unsigned long long>(reinterpret_cast<uintptr_t>(&graph)));
         options.report = device.reporter->Reserve(graph.scratch_plan.node_count(),
                                                   {command, graph.debug_name.empty() ? std::string(handle) : graph.debug_name,
-                                                   graph.node_labels});
+                                                   graph.node_labels},
+                                                  DispatchTimestampCount(plan.levels.size()));
     }
     SchedulerRecorder recorder(&device.dispatch, device.meta_pipelines.get(), true, device.level_pass_records_per_workgroup);
-    RecordResult recorded = recorder.RecordDispatch(
-        command_buffer, ScratchBinding{range->buffer, range->offset, scratch, scratch_size}, entry_plan ? *entry_plan : graph.dispatch_plan,
-        source, options);
+    RecordResult recorded = recorder.RecordDispatch(command_buffer, ScratchBinding{range->buffer, range->offset, scratch, scratch_size},
+                                                    plan, source, options);
     if (recorded.result != VK_SUCCESS && options.report.address != 0) device.reporter->Cancel(options.report);
     if (labels) device.dispatch.CmdEndDebugUtilsLabelEXT(command_buffer);
     if (recorded.result != VK_SUCCESS) ReportDispatchError(device, command_buffer, std::string(command) + ": " + recorded.error);

@@ -805,6 +805,22 @@ RecordResult SchedulerRecorder::RecordDispatch(VkCommandBuffer cmd, const Scratc
     result.host_prepared_level_zero = host_prepared_level_zero;
     const VkPipelineLayout meta_layout = pipelines_->layout();
 
+    // The `level_timestamps` queries (DispatchTimestampCount lists them). Each is written with ALL_COMMANDS, so at the
+    // moment everything recorded before it has completed; the reset orders itself before the writes (query commands on
+    // the same queries execute in submission order).
+    const bool timestamps = report.timestamp_pool != VK_NULL_HANDLE && dispatch_->CmdResetQueryPool != nullptr &&
+                            dispatch_->CmdWriteTimestamp2 != nullptr;
+    auto write_timestamp = [&](uint32_t index) {
+        if (timestamps) {
+            dispatch_->CmdWriteTimestamp2(cmd, VK_PIPELINE_STAGE_2_ALL_COMMANDS_BIT, report.timestamp_pool,
+                                          report.first_timestamp + index);
+        }
+    };
+    if (timestamps) {
+        dispatch_->CmdResetQueryPool(cmd, report.timestamp_pool, report.first_timestamp, DispatchTimestampCount(plan.levels.size()));
+    }
+    write_timestamp(0);
+
     Barrier(cmd, kPriorStages, VK_ACCESS_2_SHADER_STORAGE_WRITE_BIT, VK_PIPELINE_STAGE_2_TRANSFER_BIT, VK_ACCESS_2_TRANSFER_WRITE_BIT);
     GraphHeader header = HeaderFor(*layout);
     header.status_flags = staged.dropped != 0 ? uint32_t{runtime::kStatusHeapOverflow} : 0u;
@@ -967,14 +983,17 @@ RecordResult SchedulerRecorder::RecordDispatch(VkCommandBuffer cmd, const Scratc
         // The consumer the last workgroup of this level prepares the next level for, as in GraphHeader::direct_level_consumer.
         const uint32_t next_level_consumer = is_direct(level + 1) ? plan.direct_level_consumer[level + 1] : kInvalidNode;
         if (labels) BeginLabel(cmd, "level " + std::to_string(level));
+        write_timestamp(1 + 2 * level);
         if (level == 0 && host_prepared_level_zero) {
             // The begin transfers prepared it, and their barrier orders them before its node dispatch.
+            write_timestamp(2 + 2 * level);
         } else if (is_direct(level)) {
             // Prepared by the last workgroup of the previous level (its arguments, and the cleared half it writes):
             // one barrier, after those writes and the previous level's indirect reads of the arguments it cleared.
             Barrier(cmd, kPriorStages, VK_ACCESS_2_SHADER_STORAGE_WRITE_BIT,
                     VK_PIPELINE_STAGE_2_COMPUTE_SHADER_BIT | VK_PIPELINE_STAGE_2_DRAW_INDIRECT_BIT,
                     kShaderReadWrite | VK_ACCESS_2_INDIRECT_COMMAND_READ_BIT);
+            write_timestamp(2 + 2 * level);
         } else {
             // The previous step's writes (entry pass or nodes), and its indirect reads of the args this level's pass clears.
             // Level 0 written by the begin transfers follows their barrier.
@@ -993,6 +1012,7 @@ RecordResult SchedulerRecorder::RecordDispatch(VkCommandBuffer cmd, const Scratc
                 RecordSplitLevelPasses(cmd, plan, scratch.address, input_half, level, {prepare, scatter, write_args, meta_layout},
                                        scatter_workgroups);
             }
+            write_timestamp(2 + 2 * level);
             Barrier(cmd, VK_PIPELINE_STAGE_2_COMPUTE_SHADER_BIT, VK_ACCESS_2_SHADER_STORAGE_WRITE_BIT,
                     VK_PIPELINE_STAGE_2_COMPUTE_SHADER_BIT | VK_PIPELINE_STAGE_2_DRAW_INDIRECT_BIT,
                     kShaderReadWrite | VK_ACCESS_2_INDIRECT_COMMAND_READ_BIT);
@@ -1078,6 +1098,7 @@ RecordResult SchedulerRecorder::RecordDispatch(VkCommandBuffer cmd, const Scratc
     }
     Barrier(cmd, kPriorStages | VK_PIPELINE_STAGE_2_TRANSFER_BIT, VK_ACCESS_2_SHADER_STORAGE_WRITE_BIT | VK_ACCESS_2_TRANSFER_WRITE_BIT,
             end_stages, end_access);
+    write_timestamp(1 + 2 * static_cast<uint32_t>(plan.levels.size()));
     return result;
 }
 

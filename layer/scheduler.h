@@ -206,7 +206,20 @@ struct ReportSlot {
     // nothing else reads them, and writing a large graph's statistics into host memory costs the finish pass about
     // 14 µs for 1024 nodes on an H100.
     bool stats_only_on_drops = false;
+    // With the `level_timestamps` setting: DispatchTimestampCount(levels) timestamp queries of this pool from
+    // first_timestamp on, which the dispatch resets and writes (VK_NULL_HANDLE: none).
+    VkQueryPool timestamp_pool = VK_NULL_HANDLE;
+    uint32_t first_timestamp = 0;
 };
+// The timestamps of one dispatch of a plan with `levels` levels, each written with VK_PIPELINE_STAGE_2_ALL_COMMANDS_BIT,
+// so at the moment all work recorded before it has completed:
+//   [0]            before the dispatch's first command (the application's earlier work done)
+//   [1 + 2 L]      level L begins: the step before it (begin transfers and entry pass for L = 0, else level L - 1's node
+//                  dispatches) has completed
+//   [2 + 2 L]      level L is prepared: its level pass (or split passes) has completed; right after [1 + 2 L] for a
+//                  level without one (a direct level, or a level 0 the host prepared)
+//   [1 + 2 levels] after the dispatch's last barrier: the last level and the finish pass have completed
+inline constexpr uint32_t DispatchTimestampCount(size_t levels) { return 2 * static_cast<uint32_t>(levels) + 2; }
 inline constexpr VkDeviceSize kReportSlotHeaderOffset = 16;  // keep in sync with meta_shaders/level_common.glsl
 inline constexpr VkDeviceSize kReportSlotStatsOffset = kReportSlotHeaderOffset + sizeof(runtime::GraphHeader);
 inline constexpr VkDeviceSize ReportSlotSize(uint32_t stats_count) {

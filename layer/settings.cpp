@@ -44,6 +44,10 @@ constexpr SettingDescriptor kSettingDescriptors[] = {
      SettingField<&LayerSettings::statistics>()},
     {"statistics_file", "", "With statistics: also append each JSON line to this file; empty: debug utils only.",
      SettingField<&LayerSettings::statistics_file>()},
+    {"level_timestamps", "false",
+     "Add the GPU time of each graph dispatch, of its setup and of each of its levels (and of a level's level pass) to the "
+     "statistics line, from timestamp queries around the scheduler's passes; turns statistics on.",
+     SettingField<&LayerSettings::level_timestamps>()},
     {"overflow_fatal", "false",
      "Abort the process right after reporting a graph dispatch that dropped work (EXECGRAPH-DROPPED-WORK); meant for CI.",
      SettingField<&LayerSettings::overflow_fatal>()},

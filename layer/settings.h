@@ -57,6 +57,9 @@ struct LayerSettings {
     bool statistics = false;
     // With `statistics`: also append each line to this file; empty: debug utils only.
     std::string statistics_file;
+    // GPU time of each graph dispatch and of each of its levels, from timestamp queries, in the statistics line (turns
+    // `statistics` on).
+    bool level_timestamps = false;
     // Abort the process after reporting a graph dispatch that dropped work (for CI).
     bool overflow_fatal = false;
     // Label graph dispatches, levels and node dispatches with debug-utils labels (when VK_EXT_debug_utils is enabled).

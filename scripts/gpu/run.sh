@@ -3,6 +3,7 @@
 # one NVIDIA driver seen here stops loading after about 29 instance creations in one process.
 #   bash run.sh tests [GTEST_FILTER]   end-to-end, GPU and scheduler (meta pass) tests
 #   bash run.sh bench OUT_DIR [ARGS]   the workload benchmark, JSON into OUT_DIR
+#   bash run.sh levels OUT_DIR [ARGS]  the same with level_timestamps: GPU time per level, OUT_DIR/levels.txt
 #   bash run.sh recording OUT_DIR [ARGS]  host time to record single commands (plain driver), OUT_DIR/recording.json;
 #                                         VK_INSTANCE_LAYERS=VK_LAYER_EXECGRAPH_shader_enqueue runs it through the layer
 set -uo pipefail
@@ -72,6 +73,25 @@ json.dump(merged, open(os.path.join(out, "bench.json"), "w"), indent=1)
 MERGE
     exit $status
     ;;
+levels)
+    # The workload suite with the layer's level_timestamps setting: each workload's statistics lines (one per graph
+    # dispatch, with the GPU time of its setup, levels and level passes) go to OUT_DIR/levels/<workload>.jsonl, and
+    # OUT_DIR/levels.txt has their medians (scripts/level-times.py). The timestamps wait for the work before them, so
+    # these totals run a little longer than the suite's.
+    out=${2:?levels needs an output folder}
+    shift 2
+    mkdir -p "$out/levels"
+    "$here/bin/execgraph_workload_bench" --only thread_launch --runs 5 >/dev/null 2>&1
+    status=0
+    for workload in ${LEVEL_WORKLOADS:-overhead_single overhead_chain32 classify_8 classify_64 classify_1024 thread_launch \
+                    fan_out_tree recursion binary_tree dynamic_broadcast raster payload_throughput append_rate large_classify_8 \
+                    large_classify_64 large_classify_1024 large_fan_out_tree large_dynamic_broadcast}; do
+        VK_EXECGRAPH_SHADER_ENQUEUE_LEVEL_TIMESTAMPS=1 VK_EXECGRAPH_SHADER_ENQUEUE_STATISTICS_FILE="$out/levels/$workload.jsonl" \
+            "$here/bin/execgraph_workload_bench" --only "$workload" "$@" || status=1
+    done
+    python3 "$here/level-times.py" "$out"/levels/*.jsonl >"$out/levels.txt" || status=1
+    exit $status
+    ;;
 recording)
     out=${2:?recording needs an output folder}
     shift 2
@@ -79,7 +99,7 @@ recording)
     "$here/bin/execgraph_recording_bench" --json "$out/recording.json" "$@"
     ;;
 *)
-    echo "unknown mode $mode (tests, bench, recording)" >&2
+    echo "unknown mode $mode (tests, bench, levels, recording)" >&2
     exit 2
     ;;
 esac

@@ -36,5 +36,5 @@ if [[ -f $validation ]]; then
     sed 's|"library_path": *"[^"]*"|"library_path": "./libVkLayer_khronos_validation.so"|' \
         /usr/share/vulkan/explicit_layer.d/VkLayer_khronos_validation.json >"$out/validation/VkLayer_khronos_validation.json"
 fi
-cp "$root/scripts/gpu/run.sh" "$root/scripts/gpu/ab.sh" "$out/"
+cp "$root/scripts/gpu/run.sh" "$root/scripts/gpu/ab.sh" "$root/scripts/level-times.py" "$out/"
 du -sh "$out"

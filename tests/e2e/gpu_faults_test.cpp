@@ -12,6 +12,7 @@
 #include <fstream>
 #include <functional>
 #include <map>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -343,7 +344,7 @@ TEST_F(GpuFaults, NothingOutsideScratchIsWritten) {
     context_.log().Clear();
 }
 
-// A flat JSON reader for the statistics line: "key" -> number text, "key.sub" -> number for one nested object level,
+// A flat JSON reader for the statistics line: "key" -> number text (integer or decimal), "key.sub" -> number for one nested object level,
 // "key" -> "[...]" text for arrays. Fails the test on anything else.
 std::map<std::string, std::string> ParseStatistics(const std::string& line) {
     std::map<std::string, std::string> values;
@@ -381,7 +382,7 @@ std::map<std::string, std::string> ParseStatistics(const std::string& line) {
             return text;
         }
         const size_t begin = at;
-        while (at < line.size() && (std::isdigit(static_cast<unsigned char>(line[at])) || line[at] == '-')) ++at;
+        while (at < line.size() && (std::isdigit(static_cast<unsigned char>(line[at])) || line[at] == '-' || line[at] == '.')) ++at;
         return line.substr(begin, at - begin);
     };
     std::function<void(const std::string&)> object = [&](const std::string& prefix) {
@@ -409,51 +410,75 @@ std::map<std::string, std::string> ParseStatistics(const std::string& line) {
     return values;
 }
 
+// Dispatches three entry records of the fault graph (Emitter -> Sink[0..1]; levels 0 and 1) in a fresh context made
+// with the layer settings in `environment`, with `around` (may be empty) recorded before (true) and after (false) the
+// dispatch, checks what the sinks received, and returns the EXECGRAPH-STATISTICS messages without their prefix.
+std::vector<std::string> DispatchEmitterRecords(const std::vector<std::pair<const char*, std::string>>& environment,
+                                                const std::function<void(GraphTestContext&, VkCommandBuffer, bool before)>& around = {},
+                                                const std::function<void(GraphTestContext&)>& after_submit = {}) {
+    for (const auto& [name, value] : environment) setenv(name, value.c_str(), 1);
+    std::vector<std::string> lines;
+    GraphTestContext context;
+    for (const auto& [name, value] : environment) unsetenv(name);
+    EXPECT_TRUE(context.ok());
+    if (!context.ok()) return lines;
+    TestBuffer uav = context.CreateBuffer(8 * sizeof(uint32_t), VK_BUFFER_USAGE_STORAGE_BUFFER_BIT);
+    VkPipelineLayout layout = context.CreateStorageBufferLayout({&uav});
+    VkPipeline graph = context.CreateGraph(FaultGraphStages(), layout);
+    EXPECT_NE(graph, VK_NULL_HANDLE) << context.log().Problems();
+    if (graph == VK_NULL_HANDLE) return lines;
+    VkExecutionGraphPipelineScratchSizeAMDX size{VK_STRUCTURE_TYPE_EXECUTION_GRAPH_PIPELINE_SCRATCH_SIZE_AMDX};
+    EXPECT_EQ(context.vkGetExecutionGraphPipelineScratchSizeAMDX(context.device(), graph, &size), VK_SUCCESS);
+    TestBuffer scratch = context.CreateScratch(size.minSize);
+    const std::vector<EmitRecord> records = {{0, 2, 1}, {1, 3, 10}, {0, 1, 100}};
+    VkDispatchGraphInfoAMDX info{context.NodeIndex(graph, "Emitter", 0), 3, {}, sizeof(EmitRecord)};
+    info.payloads.hostAddress = records.data();
+    VkDispatchGraphCountInfoAMDX count_info{1, {}, sizeof(info)};
+    count_info.infos.hostAddress = &info;
+    VkDescriptorSet set = context.descriptor_set();
+    context.Submit([&](VkCommandBuffer cmd) {
+        context.vkCmdInitializeGraphScratchMemoryAMDX(cmd, graph, scratch.address, scratch.size);
+        vkCmdBindPipeline(cmd, VK_PIPELINE_BIND_POINT_EXECUTION_GRAPH_AMDX, graph);
+        vkCmdBindDescriptorSets(cmd, VK_PIPELINE_BIND_POINT_EXECUTION_GRAPH_AMDX, layout, 0, 1, &set, 0, nullptr);
+        if (around) around(context, cmd, true);
+        context.vkCmdDispatchGraphAMDX(cmd, scratch.address, scratch.size, &count_info);
+        if (around) around(context, cmd, false);
+    });
+    // The records ran as the statistics will say.
+    EXPECT_EQ(uav.As<uint32_t>()[0], 1u + 2u + 100u);
+    EXPECT_EQ(uav.As<uint32_t>()[1], 3u);
+    EXPECT_EQ(uav.As<uint32_t>()[2], 10u + 11u + 12u);
+    EXPECT_EQ(uav.As<uint32_t>()[3], 3u);
+    if (after_submit) after_submit(context);
+    lines = MessagesWithId(context.log(), "EXECGRAPH-STATISTICS");
+    EXPECT_EQ(context.log().Problems(), "");
+    context.Destroy(scratch);
+    context.Destroy(uav);
+    // Debug-utils texts carry the layer's "execgraph: " prefix; the file holds the bare JSON line.
+    const std::string prefix = "execgraph: ";
+    for (std::string& line : lines) {
+        EXPECT_EQ(line.rfind(prefix, 0), 0u) << line;
+        if (line.rfind(prefix, 0) == 0) line.erase(0, prefix.size());
+    }
+    return lines;
+}
+
+// A JSON array of numbers ("[1.5,2]") as doubles.
+std::vector<double> ParseNumbers(const std::string& array) {
+    std::vector<double> numbers;
+    EXPECT_TRUE(array.size() >= 2 && array.front() == '[' && array.back() == ']') << array;
+    std::stringstream stream(array.substr(1, array.size() - 2));
+    std::string item;
+    while (std::getline(stream, item, ',')) numbers.push_back(std::stod(item));
+    return numbers;
+}
+
 TEST(Statistics, OneJsonLinePerDispatchWithRecordsPerNode) {
     const std::string file = ::testing::TempDir() + "execgraph_statistics_" + std::to_string(::getpid()) + ".jsonl";
     std::filesystem::remove(file);
-    setenv("VK_EXECGRAPH_SHADER_ENQUEUE_STATISTICS", "1", 1);
-    setenv("VK_EXECGRAPH_SHADER_ENQUEUE_STATISTICS_FILE", file.c_str(), 1);
-    std::vector<std::string> lines;
-    {
-        GraphTestContext context;
-        unsetenv("VK_EXECGRAPH_SHADER_ENQUEUE_STATISTICS");
-        unsetenv("VK_EXECGRAPH_SHADER_ENQUEUE_STATISTICS_FILE");
-        ASSERT_TRUE(context.ok());
-        TestBuffer uav = context.CreateBuffer(8 * sizeof(uint32_t), VK_BUFFER_USAGE_STORAGE_BUFFER_BIT);
-        VkPipelineLayout layout = context.CreateStorageBufferLayout({&uav});
-        VkPipeline graph = context.CreateGraph(FaultGraphStages(), layout);
-        ASSERT_NE(graph, VK_NULL_HANDLE) << context.log().Problems();
-        VkExecutionGraphPipelineScratchSizeAMDX size{VK_STRUCTURE_TYPE_EXECUTION_GRAPH_PIPELINE_SCRATCH_SIZE_AMDX};
-        ASSERT_EQ(context.vkGetExecutionGraphPipelineScratchSizeAMDX(context.device(), graph, &size), VK_SUCCESS);
-        TestBuffer scratch = context.CreateScratch(size.minSize);
-        const std::vector<EmitRecord> records = {{0, 2, 1}, {1, 3, 10}, {0, 1, 100}};
-        VkDispatchGraphInfoAMDX info{context.NodeIndex(graph, "Emitter", 0), 3, {}, sizeof(EmitRecord)};
-        info.payloads.hostAddress = records.data();
-        VkDispatchGraphCountInfoAMDX count_info{1, {}, sizeof(info)};
-        count_info.infos.hostAddress = &info;
-        VkDescriptorSet set = context.descriptor_set();
-        context.Submit([&](VkCommandBuffer cmd) {
-            context.vkCmdInitializeGraphScratchMemoryAMDX(cmd, graph, scratch.address, scratch.size);
-            vkCmdBindPipeline(cmd, VK_PIPELINE_BIND_POINT_EXECUTION_GRAPH_AMDX, graph);
-            vkCmdBindDescriptorSets(cmd, VK_PIPELINE_BIND_POINT_EXECUTION_GRAPH_AMDX, layout, 0, 1, &set, 0, nullptr);
-            context.vkCmdDispatchGraphAMDX(cmd, scratch.address, scratch.size, &count_info);
-        });
-        // The records ran as the statistics will say.
-        EXPECT_EQ(uav.As<uint32_t>()[0], 1u + 2u + 100u);
-        EXPECT_EQ(uav.As<uint32_t>()[1], 3u);
-        EXPECT_EQ(uav.As<uint32_t>()[2], 10u + 11u + 12u);
-        EXPECT_EQ(uav.As<uint32_t>()[3], 3u);
-        lines = MessagesWithId(context.log(), "EXECGRAPH-STATISTICS");
-        EXPECT_EQ(context.log().Problems(), "");
-        context.Destroy(scratch);
-        context.Destroy(uav);
-    }
+    std::vector<std::string> lines =
+        DispatchEmitterRecords({{"VK_EXECGRAPH_SHADER_ENQUEUE_STATISTICS", "1"}, {"VK_EXECGRAPH_SHADER_ENQUEUE_STATISTICS_FILE", file}});
     ASSERT_EQ(lines.size(), 1u);
-    // Debug-utils texts carry the layer's "execgraph: " prefix; the file holds the bare JSON line.
-    const std::string prefix = "execgraph: ";
-    ASSERT_EQ(lines[0].rfind(prefix, 0), 0u) << lines[0];
-    lines[0].erase(0, prefix.size());
     std::ifstream stream(file);
     std::string file_line;
     ASSERT_TRUE(std::getline(stream, file_line)) << file;
@@ -478,6 +503,56 @@ TEST(Statistics, OneJsonLinePerDispatchWithRecordsPerNode) {
     EXPECT_EQ(stats["dropped"], "0");
     EXPECT_EQ(stats["dropped_by_node"], "{}");
     EXPECT_EQ(stats["overflow"], "[]");
+    EXPECT_EQ(stats.count("gpu_us"), 0u) << "GPU times only with level_timestamps";
+}
+
+// `level_timestamps` (which turns `statistics` on) adds GPU times: they must lie inside the application's own timestamps
+// around the dispatch, and add up: setup plus the levels is the whole dispatch, and a level's pass is part of it.
+// Level 0 (the host-prepared thread node) has no level pass; level 1 (two sinks) has one.
+TEST(Statistics, LevelTimestampsTimeTheDispatchAndEachLevel) {
+    VkQueryPool pool = VK_NULL_HANDLE;
+    double application_us = 0;
+    const std::vector<std::string> lines = DispatchEmitterRecords(
+        {{"VK_EXECGRAPH_SHADER_ENQUEUE_LEVEL_TIMESTAMPS", "1"}},
+        [&](GraphTestContext& context, VkCommandBuffer cmd, bool before) {
+            if (before) {
+                VkQueryPoolCreateInfo create_info{VK_STRUCTURE_TYPE_QUERY_POOL_CREATE_INFO};
+                create_info.queryType = VK_QUERY_TYPE_TIMESTAMP;
+                create_info.queryCount = 2;
+                ASSERT_EQ(vkCreateQueryPool(context.device(), &create_info, nullptr, &pool), VK_SUCCESS);
+                vkCmdResetQueryPool(cmd, pool, 0, 2);
+            }
+            vkCmdWriteTimestamp2(cmd, VK_PIPELINE_STAGE_2_ALL_COMMANDS_BIT, pool, before ? 0 : 1);
+        },
+        [&](GraphTestContext& context) {
+            uint64_t ticks[2] = {};
+            ASSERT_EQ(vkGetQueryPoolResults(context.device(), pool, 0, 2, sizeof(ticks), ticks, sizeof(uint64_t),
+                                            VK_QUERY_RESULT_64_BIT | VK_QUERY_RESULT_WAIT_BIT),
+                      VK_SUCCESS);
+            VkPhysicalDeviceProperties properties;
+            vkGetPhysicalDeviceProperties(context.physical_device(), &properties);
+            application_us = double(ticks[1] - ticks[0]) * properties.limits.timestampPeriod / 1000.0;
+            vkDestroyQueryPool(context.device(), pool, nullptr);
+        });
+    ASSERT_EQ(lines.size(), 1u) << "level_timestamps turns the statistics line on";
+    std::map<std::string, std::string> stats = ParseStatistics(lines[0]);
+    EXPECT_EQ(stats["records.Sink[1]"], "3");
+    ASSERT_NE(stats["gpu_us"], "") << lines[0];
+    const double total = std::stod(stats["gpu_us"]), setup = std::stod(stats["setup_gpu_us"]);
+    const std::vector<double> levels = ParseNumbers(stats["level_gpu_us"]);
+    const std::vector<double> passes = ParseNumbers(stats["level_pass_gpu_us"]);
+    ASSERT_EQ(levels.size(), 2u);
+    ASSERT_EQ(passes.size(), 2u);
+    EXPECT_GT(total, 0.0);
+    EXPECT_LE(total, application_us + 0.01) << "the layer's first and last timestamps lie inside the application's";
+    EXPECT_GE(setup, 0.0);
+    EXPECT_NEAR(setup + levels[0] + levels[1], total, 0.02) << "each printed with two decimals";
+    for (size_t level = 0; level < 2; ++level) {
+        EXPECT_GT(levels[level], 0.0) << "level " << level << " dispatched nodes";
+        EXPECT_GE(passes[level], 0.0);
+        EXPECT_LE(passes[level], levels[level] + 0.01);
+    }
+    EXPECT_GT(passes[1], 0.0) << "level 1's level pass ran";
 }
 
 // Dispatches a graph whose entry names no node, with overflow_fatal set: never returns.

@@ -64,10 +64,12 @@ class DispatchReportTest : public ::testing::Test {
         gpu_.DestroyBuffer(&scratch_);
     }
 
-    void CreateReporter(VkDeviceSize ring_size) {
+    void CreateReporter(VkDeviceSize ring_size, uint32_t timestamp_queries = 0) {
         ReportOptions options;
         options.statistics = true;
-        reporter_ = std::make_unique<DispatchReporter>(gpu_.device(), &gpu_.table(), gpu_.memory_properties(), options, ring_size);
+        options.level_timestamps = timestamp_queries != 0;
+        reporter_ = std::make_unique<DispatchReporter>(gpu_.device(), &gpu_.table(), gpu_.memory_properties(), options, ring_size,
+                                                       std::max(timestamp_queries, 1u));
     }
     ScratchBinding Binding() const { return {scratch_.buffer, 0, scratch_.address, scratch_.size}; }
 
@@ -80,7 +82,8 @@ class DispatchReportTest : public ::testing::Test {
         infos[1] = {1, {{100}, {101}}};
         HostInfos host = MakeHostInfos(graph_, infos);
         DispatchOptions options;
-        options.report = reporter_->Reserve(plan_.node_count(), {"vkCmdDispatchGraphAMDX", "g", nullptr});
+        options.report = reporter_->Reserve(plan_.node_count(), {"vkCmdDispatchGraphAMDX", "g", nullptr},
+                                            DispatchTimestampCount(plan_.levels.size()));
         EXPECT_NE(options.report.address, 0u);
         const RecordResult result =
             gpu_.recorder().RecordDispatch(cmd, Binding(), plan_, EntrySource::HostInfos(host.count_info), options);
@@ -174,6 +177,46 @@ TEST_F(DispatchReportTest, CancelledSlotsAreNotReported) {
     const std::vector<std::string> lines = PollStatistics();
     ASSERT_EQ(lines.size(), 1u);
     EXPECT_CONTAINS(lines[0], DroppedByNode(2, 2));
+}
+
+// With level timestamps, each dispatch takes DispatchTimestampCount queries of the reporter's pool, as a ring: three
+// dispatches in one command buffer on a pool of four queries (two per dispatch of this level-less plan), so the third
+// takes over the first one's queries. All three are reported (the drops above all), the first without GPU times.
+TEST_F(DispatchReportTest, DispatchesWhoseTimestampsWereTakenOverAreReportedWithoutTimes) {
+    CreateReporter(DispatchReporter::kRingSize, 4);
+    std::vector<ReportSlot> slots;
+    gpu_.Run([&](VkCommandBuffer cmd) {
+        for (uint32_t i = 0; i < 3; ++i) slots.push_back(RecordDispatch(cmd, i + 1));
+    });
+    ASSERT_EQ(slots.size(), 3u);
+    for (const ReportSlot& slot : slots) EXPECT_NE(slot.timestamp_pool, VK_NULL_HANDLE);
+    EXPECT_EQ(slots[0].first_timestamp, 0u);
+    EXPECT_EQ(slots[1].first_timestamp, 2u);
+    EXPECT_EQ(slots[2].first_timestamp, 0u) << "the third wraps around";
+    const std::vector<std::string> lines = PollStatistics();
+    ASSERT_EQ(lines.size(), 3u);
+    for (uint32_t i = 0; i < 3; ++i) EXPECT_CONTAINS(lines[i], DroppedByNode(i + 1, 2));
+    EXPECT_EQ(lines[0].find("gpu_us"), std::string::npos) << lines[0];
+    for (uint32_t i = 1; i < 3; ++i) {
+        EXPECT_CONTAINS(lines[i], "\"gpu_us\":");
+        EXPECT_CONTAINS(lines[i], "\"level_gpu_us\":[],\"level_pass_gpu_us\":[]");
+    }
+    EXPECT_EQ(collected_.With(message_id::kDroppedWork).size(), 3u);
+    EXPECT_EQ(gpu_.log().Problems(), "");
+}
+
+// The statistics line's GPU times from the timestamps (DispatchTimestampCount's order), to two decimals: the whole
+// dispatch, the setup before level 0, each level up to the next one's start (the last up to the end), and each level's
+// pass.
+TEST(DispatchStatistics, TimesFromTheTimestamps) {
+    DispatchReadback readback;
+    readback.timestamps_us = {0.0, 3.0, 3.5, 10.25, 12.0, 20.0, 20.0, 31.13};
+    const std::string line = FormatStatistics({"vkCmdDispatchGraphAMDX", "g", nullptr}, readback);
+    EXPECT_CONTAINS(line,
+                    "\"gpu_us\":31.13,\"setup_gpu_us\":3.00,\"level_gpu_us\":[7.25,9.75,11.13],"
+                    "\"level_pass_gpu_us\":[0.50,1.75,0.00]}");
+    readback.timestamps_us.clear();
+    EXPECT_EQ(FormatStatistics({"vkCmdDispatchGraphAMDX", "g", nullptr}, readback).find("gpu_us"), std::string::npos);
 }
 
 }  // namespace

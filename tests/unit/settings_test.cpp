@@ -172,6 +172,7 @@ TEST(SettingsTable, ContainsTheInitialSettings) {
         {"replace_shaders_path", SettingType::kString},
         {"statistics", SettingType::kBool},
         {"statistics_file", SettingType::kString},
+        {"level_timestamps", SettingType::kBool},
         {"overflow_fatal", SettingType::kBool},
         {"debug_labels", SettingType::kBool},
         {"level_pass_records_per_workgroup", SettingType::kUint},
@@ -202,6 +203,7 @@ TEST(SettingsTable, DefaultsMatchStruct) {
     EXPECT_TRUE(defaults.dump_shaders_path.empty());
     EXPECT_FALSE(defaults.statistics);
     EXPECT_TRUE(defaults.statistics_file.empty());
+    EXPECT_FALSE(defaults.level_timestamps);
     EXPECT_FALSE(defaults.overflow_fatal);
     EXPECT_TRUE(defaults.debug_labels);
 }
