@@ -1001,13 +1001,14 @@ RecordResult SchedulerRecorder::RecordDispatch(VkCommandBuffer cmd, const Scratc
                 Barrier(cmd, kPriorStages, VK_ACCESS_2_SHADER_STORAGE_WRITE_BIT, VK_PIPELINE_STAGE_2_COMPUTE_SHADER_BIT, kShaderReadWrite);
             }
             if (fused) {
-                // Enough workgroups for a full record list; those past what the producers asked for return at once.
+                // Enough workgroups for a full record list; those past what the producers asked for return at once. Where
+                // the record list is the group's directory, one workgroup does the whole pass (meta_shaders/level.comp).
                 const uint32_t list_directory_group =
                     level < plan.list_directory_group.size() ? plan.list_directory_group[level] : kInvalidNode;
                 const LevelParams level_params{scratch.address, input_half,    level, has_dispatch_groups, shared_counts,
                                                plan.graph_tag,  list_directory_group};
                 RunMeta(cmd, level == checking_level ? checking_level_pass : level_pass, meta_layout, &level_params,
-                        sizeof(level_params), level_workgroups);
+                        sizeof(level_params), list_directory_group != kInvalidNode ? 1u : level_workgroups);
             } else {
                 RecordSplitLevelPasses(cmd, plan, scratch.address, input_half, level, {prepare, scatter, write_args, meta_layout},
                                        scatter_workgroups);

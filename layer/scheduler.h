@@ -166,11 +166,10 @@ struct GraphPlan {
     std::vector<uint32_t> direct_level_consumer;
     // Filled by FormDispatchGroups(), per level: the first member of the dispatch group that receives every record of
     // the level, when its members are static broadcast nodes that read only their records' payload offsets and depths
-    // (NodeDispatchPlan::reads_record_list) and no node shares their input, else kInvalidNode. Where the level holds at
-    // most one level-pass workgroup's worth of records, the level pass then lets the record list serve as the group's
-    // directory, in the order the producers appended, and scatters nothing: the group's workgroups read their record at
-    // group_directory_base + workgroup / grid and find their member in it (meta_shaders/level.comp,
-    // LevelParams::list_directory_group). Larger levels keep the scatter: their workgroups run member by member.
+    // (NodeDispatchPlan::reads_record_list) and no node shares their input, else kInvalidNode. The level pass (one
+    // workgroup) then lets the record list serve as the group's directory, in the order the producers appended, and
+    // scatters nothing: the group's workgroups read their record at group_directory_base + workgroup / grid and find
+    // their member in it (meta_shaders/level.comp, LevelParams::list_directory_group).
     std::vector<uint32_t> list_directory_group;
     // The node table and output table exactly as RecordInitialize writes them (empty: not known, as in tests that build
     // plans by hand). With them a vkCmdDispatchGraphAMDX whose level 0 is direct, or one dynamic broadcast node, can

@@ -328,11 +328,12 @@ void main() {
     // GraphHeader::level_pass_records_per_workgroup records), at least one, at most as many as were launched; the rest
     // return at once. (Dispatching the pass indirectly with that count would need the barrier before it to include
     // DRAW_INDIRECT, which cost about 2.5 µs more per level on an H100 than these idle workgroups.)
-    // Only for levels of at most one workgroup's worth of records, which all run at once: the group's workgroups then run
-    // in the producers' order instead of member by member, and on an H200 the classification at 10240x5760 (230 400
-    // tiles) ran twice as long that way (docs/performance.md, 2026-11-27 afternoon; why was not established).
-    const bool list_is_group_directory =
-        pc.list_directory_group != kInvalidNode && min(input_half.record_count, capacity) <= gl_WorkGroupSize.x;
+    // Where the record list is the group's directory (pc.list_directory_group), one workgroup writes the members' counts
+    // and arguments and nothing is scattered, whatever the level's size: its work grows with the nodes, not the records.
+    // The group's workgroups then run in the producers' order instead of member by member; on an H200 the shading of
+    // the 10240x5760 classification took no longer that way (docs/performance.md, 2026-11-27 night: an earlier try had
+    // also scattered every record with this one workgroup, which is what made it slow).
+    const bool list_is_group_directory = pc.list_directory_group != kInvalidNode;
     const uint workgroups = list_is_group_directory ? 1u : clamp(input_half.level_pass_workgroups, 1u, gl_NumWorkGroups.x);
     if (gl_WorkGroupID.x >= workgroups) return;
 
@@ -370,17 +371,18 @@ void main() {
     }
 
     // 3. Scatter, grid-stride: each entry to its node and to every node that shares its node's input; nothing when the
-    // record list serves as the sole consumer's directory.
+    // record list serves as the sole consumer's or the group's directory.
     RecordList records = RecordsAt(pc.scratch, header, h);
     const uint sole_consumer = scatters ? SoleConsumer(records, table, node_count, level_records, record_count, sharing_count) : kInvalidNode;
     Directory directory = DirectoryAt(pc.scratch, header, h);
     const uint64_t heap = HeapAddress(pc.scratch, header, h);
     const bool shared_counts = pc.shared_counts != 0u && node_count <= min(kSharedCountMaxNodes, gl_WorkGroupSize.x);
-    if (sole_consumer == kInvalidNode && shared_counts) {
+    const bool scatter = sole_consumer == kInvalidNode && !list_is_group_directory;
+    if (scatter && shared_counts) {
         ScatterWithSharedCounts(pc.scratch, header, table, input_half, directory, records, heap, record_count, invocations,
                                 node_count, sharing_count, capacity);
     }
-    for (uint e = gl_GlobalInvocationID.x; sole_consumer == kInvalidNode && !shared_counts && e < record_count; e += invocations) {
+    for (uint e = gl_GlobalInvocationID.x; scatter && !shared_counts && e < record_count; e += invocations) {
         const RecordEntry entry = records.entries[e];
         if (entry.node >= node_count) {
             // Producers validate node indices before appending; this guards NodeState against a corrupt list.

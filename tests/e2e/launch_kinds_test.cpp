@@ -270,16 +270,20 @@ void AddStaticSinkRecord(std::vector<uint32_t>& expected, uint32_t member, uint3
 // The same classify-to-array shape with static broadcast members (AMD's classify/compose): a group of static broadcast
 // nodes runs its members' records in directory order, and each workgroup reads its member from its directory entry
 // (docs/design.md, "Dispatch groups"). A workgroup that ran as the wrong member, as the wrong workgroup of its record's
-// grid, or twice, shows up in the member's words. Level 1 gets 8 records per entry record: one entry record's 8 are at
-// most a level-pass workgroup's worth on every device (8 invocations on CPU devices), so the group reads the record list
-// in the producers' order (GraphPlan::list_directory_group); six entry records' 48 are scattered member by member on
-// CPU devices and read in order on GPUs (256 invocations).
+// grid, or twice, shows up in the member's words. Level 1 gets 8 records per entry record, and the group reads the
+// record list in the producers' order (GraphPlan::list_directory_group): with one entry record, 8 records; with six, 48
+// (more than a level-pass workgroup's worth on CPU devices, 8 invocations); with 400, 3200 records and 9600 workgroups
+// (more than one on GPUs, 256), which the level pass's one workgroup prepares without scattering any.
 TEST_P(LaunchKindsBySchedulerSettings, DispatchGroupOfStaticBroadcastMembersFindsEachWorkgroupsMember) {
     struct Rec {
         uint32_t node_idx, value;
     };
-    const std::vector<Rec> all_records = {{1, 10}, {3, 200}, {1, 30}, {2, 7}, {3, 600}, {1, 50000}};
-    for (size_t count : {size_t{1}, all_records.size()}) {
+    std::vector<Rec> all_records = {{1, 10}, {3, 200}, {1, 30}, {2, 7}, {3, 600}, {1, 50000}};
+    while (all_records.size() < 400) {
+        const uint32_t i = static_cast<uint32_t>(all_records.size());
+        all_records.push_back({(i * 7) % 4, 1000 * i + 3});
+    }
+    for (size_t count : {size_t{1}, size_t{6}, all_records.size()}) {
         SCOPED_TRACE(std::to_string(count) + " entry records");
         const std::vector<Rec> records(all_records.begin(), all_records.begin() + count);
         TestBuffer& uav = Uav(64);
