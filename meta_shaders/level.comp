@@ -355,7 +355,11 @@ void main() {
     // 1. Only workgroups with records to scatter need the ranges now; the last workgroup computes them if it has not.
     // On a CPU device (lavapipe) every barrier of the scan costs a switch through the workgroup's invocations, so
     // skipping it in idle workgroups matters for small levels.
-    const uint record_count = uninitialized ? 0u : min(input_half.record_count, capacity);
+    // The producers of this level are done, so the half's counters are final: loaded now, the last workgroup's high-water
+    // marks need no load at the end of the pass, where it would add a round trip to memory to every level.
+    const uint input_records = input_half.record_count;
+    const uint input_heap_top = input_half.heap_top;
+    const uint record_count = uninitialized ? 0u : min(input_records, capacity);
     const bool scatters = !list_is_group_directory && record_count > gl_WorkGroupID.x * gl_WorkGroupSize.x;
     uint level_records = 0u;
     if (scatters) level_records = ScanInputCounts(input_half, table, node_count, uninitialized);
@@ -411,8 +415,11 @@ void main() {
     if (!s_last) return;
     if (!alone) memoryBarrierBuffer();
     if (!scatters) level_records = ScanInputCounts(input_half, table, node_count, uninitialized);
+    // A group's members are static broadcast nodes, which SoleConsumer never names: skipping it where the record list is
+    // the group's directory saves its two dependent loads (the first entry's node, then that node's launch).
     const uint list_directory_node =
-        SoleConsumer(records, table, node_count, level_records, record_count, min(s_sharing_count, kMaxSharingNodes));
+        list_is_group_directory ? kInvalidNode
+                                : SoleConsumer(records, table, node_count, level_records, record_count, min(s_sharing_count, kMaxSharingNodes));
 
     NodeStatsTable stats = NodeStatsAt(pc.scratch, header);
     const uint64_t directory_address = pc.scratch + HalfDirectoryOffset(header, h);
@@ -530,8 +537,8 @@ void main() {
     WorkgroupInclusiveAdd(launched, launched_total);
     if (t == 0u) {
         header.level_workgroups[h] = launched_total;
-        atomicMax(header.heap_high_water, input_half.heap_top);
-        atomicMax(header.record_high_water, input_half.record_count);
+        atomicMax(header.heap_high_water, input_heap_top);
+        atomicMax(header.record_high_water, input_records);
         input_half.level_pass_done = 0u;  // every other workgroup has counted
         header.input_half = h;
         header.level = pc.level;
