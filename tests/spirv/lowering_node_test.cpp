@@ -637,7 +637,7 @@ TEST(LoweringFeatures, DivergentAllocationAggregatesTheHalfCountersPerSubgroup) 
         EXPECT_EQ(in_allocate[Op::OpGroupNonUniformShuffle], 4u) << lowered.text;
         EXPECT_EQ(CountOf(lowered.text, " Reduce "), 0u) << lowered.text;
         EXPECT_GE(CountOf(lowered.text, " InclusiveScan "), 2u) << lowered.text;  // how the text names group operations
-        std::unordered_set<std::uint32_t> highest_lanes, is_highest_lane, inclusive;
+        std::unordered_set<std::uint32_t> highest_lanes, is_highest_lane, inclusive, nonzero_total, highest_with_total;
         std::unordered_map<std::uint32_t, std::uint32_t> guarded_by;  // block label -> condition of the branch into it
         for (const Function& function : lowered.module.functions()) {
             for (const BasicBlock& block : function.blocks) {
@@ -651,19 +651,27 @@ TEST(LoweringFeatures, DivergentAllocationAggregatesTheHalfCountersPerSubgroup) 
                         inst.Word(1) == static_cast<std::uint32_t>(GroupOperation::InclusiveScan)) {
                         inclusive.insert(inst.result_id());
                     }
+                    if (inst.opcode() == Op::OpINotEqual && (inclusive.count(inst.Word(0)) != 0 || inclusive.count(inst.Word(1)) != 0)) {
+                        nonzero_total.insert(inst.result_id());
+                    }
+                    if (inst.opcode() == Op::OpLogicalAnd && is_highest_lane.count(inst.Word(0)) != 0 &&
+                        nonzero_total.count(inst.Word(1)) != 0) {
+                        highest_with_total.insert(inst.result_id());
+                    }
                     if (inst.opcode() == Op::OpBranchConditional) guarded_by[inst.Word(1)] = inst.Word(0);
                 }
             }
         }
-        // Exactly two atomics add a subgroup total (heap top, then record count): an inclusive scan, on the highest lane.
+        // Exactly two atomics add a subgroup total (heap top, then record count): an inclusive scan, on the highest lane,
+        // and only where that total is not zero (a subgroup that asks for nothing takes no atomic).
         std::size_t aggregated = 0;
         for (const Function& function : lowered.module.functions()) {
             for (const BasicBlock& block : function.blocks) {
                 for (const Instruction& inst : block.instructions) {
                     if (inst.opcode() != Op::OpAtomicIAdd || inclusive.count(inst.Word(3)) == 0) continue;
                     ++aggregated;
-                    EXPECT_EQ(is_highest_lane.count(guarded_by[block.label_id()]), 1u)
-                        << "atomic add of a subgroup total outside the highest lane";
+                    EXPECT_EQ(highest_with_total.count(guarded_by[block.label_id()]), 1u)
+                        << "atomic add of a subgroup total outside the highest lane, or of a zero total";
                 }
             }
         }
