@@ -310,7 +310,9 @@ TEST_P(MetaPassTest, RecordListOverflowDropsAndCountsRecords) {
     EXPECT_EQ(outcome.state(0, 0).record_count, capacity);
     EXPECT_EQ(outcome.state(0, 0).workgroup_count, capacity / 8);
     // One coalescing consumer: the fused level pass makes the record list its directory and scatters nothing.
-    if (!GetParam()) EXPECT_EQ(outcome.state(0, 0).directory_base, 0u - capacity);
+    if (!GetParam()) {
+        EXPECT_EQ(outcome.state(0, 0).directory_base, 0u - capacity);
+    }
     std::set<uint32_t> ids;
     for (uint32_t k = 0; k < capacity; ++k) {
         const runtime::DirectoryEntry& entry = InputEntry(outcome.scratch.data(), outcome.layout, 0, outcome.state(0, 0), k);
