@@ -146,6 +146,7 @@ struct Options {
     std::vector<std::string> only;
     int runs = 0;     // 0: 20, or 5 at smoke sizes
     int warmup = -1;  // -1: 3, or 1 at smoke sizes
+    std::string graph_name_prefix;  // "large_" for the scaled-up runs: their graphs are named as their results
 };
 
 struct Result {
@@ -222,6 +223,18 @@ class Workload {
             return graph;
         }
         graph_ = graph;
+        // Named after the workload, so that the layer's statistics lines (and their level_timestamps times, which
+        // scripts/gpu/run.sh levels collects) say which workload a dispatch belongs to, as do debuggers' labels.
+        auto set_name = reinterpret_cast<PFN_vkSetDebugUtilsObjectNameEXT>(
+            vkGetDeviceProcAddr(device_.context().device(), "vkSetDebugUtilsObjectNameEXT"));
+        if (set_name != nullptr) {
+            VkDebugUtilsObjectNameInfoEXT name{VK_STRUCTURE_TYPE_DEBUG_UTILS_OBJECT_NAME_INFO_EXT};
+            name.objectType = VK_OBJECT_TYPE_PIPELINE;
+            name.objectHandle = reinterpret_cast<uint64_t>(graph);
+            const std::string graph_name = options_.graph_name_prefix + result_.name;
+            name.pObjectName = graph_name.c_str();
+            set_name(device_.context().device(), &name);
+        }
         scratch_ = &device_.Scratch(graph);
         owned_.push_back(scratch_);
         result_.scratch_bytes = scratch_->size;
@@ -1182,16 +1195,18 @@ int main(int argc, char** argv) {
     // records (several graph dispatches), four times the dynamic grids. The recursion workloads cannot grow: their last
     // level already fills most of a scratch half at maxSize. Named large_* so that --only classify_8 does not run them.
     if (!smoke) {
+        Options large_options = options;
+        large_options.graph_name_prefix = "large_";
         auto large = [](Result result) {
             result.name = "large_" + result.name;
             return result;
         };
         for (uint32_t materials : {8u, 64u, 1024u}) {
             run("large_classify_" + std::to_string(materials),
-                [&] { return large(RunClassify(device, options, materials, 10240, 5760, materials)); });
+                [&] { return large(RunClassify(device, large_options, materials, 10240, 5760, materials)); });
         }
-        run("large_fan_out_tree", [&] { return large(RunLaunches(device, options, true, 1u << 22, UINT32_MAX)); });
-        run("large_dynamic_broadcast", [&] { return large(RunDynamicGrid(device, options, 4096, 12)); });
+        run("large_fan_out_tree", [&] { return large(RunLaunches(device, large_options, true, 1u << 22, UINT32_MAX)); });
+        run("large_dynamic_broadcast", [&] { return large(RunDynamicGrid(device, large_options, 4096, 12)); });
     }
 
     AddDerivedFigures(results);
