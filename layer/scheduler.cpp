@@ -41,12 +41,15 @@ struct WriteArgsParams {
 };
 // FinishParams::report_stats: copy the NodeStats only when the header shows dropped work (meta_shaders/finish.comp).
 constexpr uint32_t kStatsOnlyOnDrops = 0x80000000u;
+// LevelParams::flags; keep in sync with meta_shaders/level.comp.
+constexpr uint32_t kLevelSharedCounts = 1u;    // scatter with per-node counts in shared memory (ScatterWithSharedCounts)
+constexpr uint32_t kLevelKeepStatistics = 2u;  // update NodeStats' records, dispatches and workgroups
 struct LevelParams {
     uint64_t scratch;
     uint32_t input_half;
     uint32_t level;
     uint32_t has_dispatch_groups;
-    uint32_t shared_counts;  // scatter with per-node counts in shared memory (level.comp, ScatterWithSharedCounts)
+    uint32_t flags;  // kLevelSharedCounts | kLevelKeepStatistics
     uint32_t graph_tag;      // level 0 checks that scratch was initialized for this graph (level.comp)
     uint32_t list_directory_group;  // GraphPlan::list_directory_group[level]: the record list is that group's directory
 };
@@ -972,7 +975,11 @@ RecordResult SchedulerRecorder::RecordDispatch(VkCommandBuffer cmd, const Scratc
     // The shared-count scatter costs three workgroup barriers per 256 records, which a CPU device runs as switches through
     // the workgroup's invocations (lavapipe: `append_rate` at smoke size 17 ms -> 61 ms), so only GPU-sized level passes
     // use it (kLevelPassRecordsPerWorkgroupGpu, or the setting below the CPU value, as the tests of wide passes set it).
-    const uint32_t shared_counts = level_pass_records_per_workgroup_ < kLevelPassRecordsPerWorkgroupCpu ? 1u : 0u;
+    const uint32_t shared_counts = level_pass_records_per_workgroup_ < kLevelPassRecordsPerWorkgroupCpu ? kLevelSharedCounts : 0u;
+    // NodeStats' records, dispatches and workgroups are read by the `statistics` line only: a dispatch whose report asks
+    // for the statistics only on drops (the setting is off) has the level pass leave them alone, one load fewer on its
+    // path. Without a report (scheduler tests) they are kept.
+    const uint32_t keep_statistics = report.address == 0 || !report.stats_only_on_drops ? kLevelKeepStatistics : 0u;
     // What the node dispatches left bound; a meta pass (the level pass) replaces it. Direct levels have none, so their
     // nodes bind and push only what differs from the previous level's.
     VkPipelineLayout pushed_layout = VK_NULL_HANDLE;
@@ -1005,7 +1012,7 @@ RecordResult SchedulerRecorder::RecordDispatch(VkCommandBuffer cmd, const Scratc
                 // the record list is the group's directory, one workgroup does the whole pass (meta_shaders/level.comp).
                 const uint32_t list_directory_group =
                     level < plan.list_directory_group.size() ? plan.list_directory_group[level] : kInvalidNode;
-                const LevelParams level_params{scratch.address, input_half,    level, has_dispatch_groups, shared_counts,
+                const LevelParams level_params{scratch.address, input_half,    level, has_dispatch_groups, shared_counts | keep_statistics,
                                                plan.graph_tag,  list_directory_group};
                 RunMeta(cmd, level == checking_level ? checking_level_pass : level_pass, meta_layout, &level_params,
                         sizeof(level_params), list_directory_group != kInvalidNode ? 1u : level_workgroups);

@@ -46,7 +46,7 @@ layout(push_constant) uniform Params {
     uint input_half;  // the half the previous step wrote: 0 or 1
     uint level;       // GraphHeader.level for the nodes of this level
     uint has_dispatch_groups;  // some node is in a dispatch group of two or more (GraphPlan::FormDispatchGroups)
-    uint shared_counts;  // scatter with per-node counts in shared memory where the graph allows (GPUs; layer/scheduler.cpp)
+    uint flags;          // kLevelSharedCounts, kLevelKeepStatistics (layer/scheduler.cpp)
     uint graph_tag;      // the graph the scratch must have been initialized for (kChecksInitialization)
     // The first member of the dispatch group of static broadcast nodes that receives every record of this level
     // (GraphPlan::list_directory_group), or kInvalidNode. Its workgroups read their record at group_directory_base +
@@ -76,6 +76,9 @@ shared bool s_last;
 // The scatter with per-node counts in shared memory (graphs of up to kSharedCountMaxNodes nodes): this round's records
 // per node, then the node's global cursor before this workgroup's share.
 const uint kSharedCountMaxNodes = 256u;
+// Params.flags; keep in sync with kLevelSharedCounts and kLevelKeepStatistics in layer/scheduler.cpp.
+const uint kLevelSharedCounts = 1u;    // scatter with per-node counts in shared memory where the graph allows (GPUs)
+const uint kLevelKeepStatistics = 2u;  // update NodeStats' records, dispatches and workgroups (the `statistics` line)
 shared uint s_round_records[kSharedCountMaxNodes];
 shared uint64_t s_round_base[kSharedCountMaxNodes];
 
@@ -380,7 +383,7 @@ void main() {
     const uint sole_consumer = scatters ? SoleConsumer(records, table, node_count, level_records, record_count, sharing_count) : kInvalidNode;
     Directory directory = DirectoryAt(pc.scratch, header, h);
     const uint64_t heap = HeapAddress(pc.scratch, header, h);
-    const bool shared_counts = pc.shared_counts != 0u && node_count <= min(kSharedCountMaxNodes, gl_WorkGroupSize.x);
+    const bool shared_counts = (pc.flags & kLevelSharedCounts) != 0u && node_count <= min(kSharedCountMaxNodes, gl_WorkGroupSize.x);
     const bool scatter = sole_consumer == kInvalidNode && !list_is_group_directory;
     if (scatter && shared_counts) {
         ScatterWithSharedCounts(pc.scratch, header, table, input_half, directory, records, heap, record_count, invocations,
@@ -445,8 +448,11 @@ void main() {
         }
         if (count == 0u) continue;
         // What this node's statistics held before this level (records, dispatches, workgroups, dropped records): node n
-        // belongs to this invocation alone, and no other workgroup writes its statistics while this one runs.
-        const uvec4 node_stats = stats_vectors.v[n * (kNodeStatsSize / 16u)];
+        // belongs to this invocation alone, and no other workgroup writes its statistics while this one runs. Only the
+        // `statistics` line reads the first three; without it they are left alone, and the loop waits for no load of
+        // its own (the dropped count, which reports need, is kept by ReportDrop either way).
+        const bool keep_statistics = (pc.flags & kLevelKeepStatistics) != 0u;
+        const uvec4 node_stats = keep_statistics ? stats_vectors.v[n * (kNodeStatsSize / 16u)] : uvec4(0u);
         const uint launch = table.infos[n].launch;
         uint total;
         if (list_is_group_directory) {
@@ -485,14 +491,18 @@ void main() {
         const uint dispatched = total != 0u ? 1u : 0u;
         const uint workgroups = min(total, 0xFFFFFFFFu - node_stats.z);  // saturates, as WriteDispatchArgs
         if (kept == count) {
-            stats_vectors.v[n * (kNodeStatsSize / 16u)] =
-                uvec4(node_stats.x + kept, node_stats.y + dispatched, node_stats.z + workgroups, node_stats.w);
+            if (keep_statistics) {
+                stats_vectors.v[n * (kNodeStatsSize / 16u)] =
+                    uvec4(node_stats.x + kept, node_stats.y + dispatched, node_stats.z + workgroups, node_stats.w);
+            }
         } else {
             // The drop report adds to the dropped records, which the vector above would overwrite with the old count.
             ReportDrop(pc.scratch, header, n, pc.level, kStatusRecordListOverflow, count - kept);
-            stats.stats[n].records = node_stats.x + kept;
-            stats.stats[n].dispatches = node_stats.y + dispatched;
-            stats.stats[n].workgroups = node_stats.z + workgroups;
+            if (keep_statistics) {
+                stats.stats[n].records = node_stats.x + kept;
+                stats.stats[n].dispatches = node_stats.y + dispatched;
+                stats.stats[n].workgroups = node_stats.z + workgroups;
+            }
         }
     }
 
