@@ -410,6 +410,27 @@ std::map<std::string, std::string> ParseStatistics(const std::string& line) {
     return values;
 }
 
+// Initializes `scratch` for the fault graph `graph` and dispatches `records` to its Emitter in one submission, with
+// `around` (may be empty) recorded before (true) and after (false) the dispatch.
+void DispatchToEmitter(GraphTestContext& context, VkPipeline graph, VkPipelineLayout layout, const TestBuffer& scratch,
+                       const std::vector<EmitRecord>& records,
+                       const std::function<void(GraphTestContext&, VkCommandBuffer, bool before)>& around = {}) {
+    VkDispatchGraphInfoAMDX info{context.NodeIndex(graph, "Emitter", 0), static_cast<uint32_t>(records.size()), {},
+                                 sizeof(EmitRecord)};
+    info.payloads.hostAddress = records.data();
+    VkDispatchGraphCountInfoAMDX count_info{1, {}, sizeof(info)};
+    count_info.infos.hostAddress = &info;
+    VkDescriptorSet set = context.descriptor_set();
+    context.Submit([&](VkCommandBuffer cmd) {
+        context.vkCmdInitializeGraphScratchMemoryAMDX(cmd, graph, scratch.address, scratch.size);
+        vkCmdBindPipeline(cmd, VK_PIPELINE_BIND_POINT_EXECUTION_GRAPH_AMDX, graph);
+        vkCmdBindDescriptorSets(cmd, VK_PIPELINE_BIND_POINT_EXECUTION_GRAPH_AMDX, layout, 0, 1, &set, 0, nullptr);
+        if (around) around(context, cmd, true);
+        context.vkCmdDispatchGraphAMDX(cmd, scratch.address, scratch.size, &count_info);
+        if (around) around(context, cmd, false);
+    });
+}
+
 // Dispatches three entry records of the fault graph (Emitter -> Sink[0..1]; levels 0 and 1) in a fresh context made
 // with the layer settings in `environment`, with `around` (may be empty) recorded before (true) and after (false) the
 // dispatch, checks what the sinks received, and returns the EXECGRAPH-STATISTICS messages without their prefix.
@@ -430,20 +451,7 @@ std::vector<std::string> DispatchEmitterRecords(const std::vector<std::pair<cons
     VkExecutionGraphPipelineScratchSizeAMDX size{VK_STRUCTURE_TYPE_EXECUTION_GRAPH_PIPELINE_SCRATCH_SIZE_AMDX};
     EXPECT_EQ(context.vkGetExecutionGraphPipelineScratchSizeAMDX(context.device(), graph, &size), VK_SUCCESS);
     TestBuffer scratch = context.CreateScratch(size.minSize);
-    const std::vector<EmitRecord> records = {{0, 2, 1}, {1, 3, 10}, {0, 1, 100}};
-    VkDispatchGraphInfoAMDX info{context.NodeIndex(graph, "Emitter", 0), 3, {}, sizeof(EmitRecord)};
-    info.payloads.hostAddress = records.data();
-    VkDispatchGraphCountInfoAMDX count_info{1, {}, sizeof(info)};
-    count_info.infos.hostAddress = &info;
-    VkDescriptorSet set = context.descriptor_set();
-    context.Submit([&](VkCommandBuffer cmd) {
-        context.vkCmdInitializeGraphScratchMemoryAMDX(cmd, graph, scratch.address, scratch.size);
-        vkCmdBindPipeline(cmd, VK_PIPELINE_BIND_POINT_EXECUTION_GRAPH_AMDX, graph);
-        vkCmdBindDescriptorSets(cmd, VK_PIPELINE_BIND_POINT_EXECUTION_GRAPH_AMDX, layout, 0, 1, &set, 0, nullptr);
-        if (around) around(context, cmd, true);
-        context.vkCmdDispatchGraphAMDX(cmd, scratch.address, scratch.size, &count_info);
-        if (around) around(context, cmd, false);
-    });
+    DispatchToEmitter(context, graph, layout, scratch, {{0, 2, 1}, {1, 3, 10}, {0, 1, 100}}, around);
     // The records ran as the statistics will say.
     EXPECT_EQ(uav.As<uint32_t>()[0], 1u + 2u + 100u);
     EXPECT_EQ(uav.As<uint32_t>()[1], 3u);
@@ -565,18 +573,7 @@ void RunDispatchThatDropsWorkWithOverflowFatal() {
     VkExecutionGraphPipelineScratchSizeAMDX size{VK_STRUCTURE_TYPE_EXECUTION_GRAPH_PIPELINE_SCRATCH_SIZE_AMDX};
     context.vkGetExecutionGraphPipelineScratchSizeAMDX(context.device(), graph, &size);
     TestBuffer scratch = context.CreateScratch(size.minSize);
-    const EmitRecord record{9, 1, 1};  // names no node
-    VkDispatchGraphInfoAMDX info{context.NodeIndex(graph, "Emitter", 0), 1, {}, sizeof(EmitRecord)};
-    info.payloads.hostAddress = &record;
-    VkDispatchGraphCountInfoAMDX count_info{1, {}, sizeof(info)};
-    count_info.infos.hostAddress = &info;
-    VkDescriptorSet set = context.descriptor_set();
-    context.Submit([&](VkCommandBuffer cmd) {
-        context.vkCmdInitializeGraphScratchMemoryAMDX(cmd, graph, scratch.address, scratch.size);
-        vkCmdBindPipeline(cmd, VK_PIPELINE_BIND_POINT_EXECUTION_GRAPH_AMDX, graph);
-        vkCmdBindDescriptorSets(cmd, VK_PIPELINE_BIND_POINT_EXECUTION_GRAPH_AMDX, layout, 0, 1, &set, 0, nullptr);
-        context.vkCmdDispatchGraphAMDX(cmd, scratch.address, scratch.size, &count_info);
-    });
+    DispatchToEmitter(context, graph, layout, scratch, {{9, 1, 1}});  // names no node
 }
 
 // overflow_fatal: the process dies right after the report, with the report on stderr for the CI log.
