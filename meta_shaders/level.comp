@@ -425,6 +425,7 @@ void main() {
                                 : SoleConsumer(records, table, node_count, level_records, record_count, min(s_sharing_count, kMaxSharingNodes));
 
     NodeStatsTable stats = NodeStatsAt(pc.scratch, header);
+    const bool keep_statistics = (pc.flags & kLevelKeepStatistics) != 0u;
     const uint64_t directory_address = pc.scratch + HalfDirectoryOffset(header, h);
     NodeStatsVectors stats_vectors = NodeStatsVectors(pc.scratch + header.node_stats_offset);
     NodeStateVectors state_vectors = NodeStateVectors(pc.scratch + HalfNodesOffset(header, h));
@@ -451,7 +452,6 @@ void main() {
         // belongs to this invocation alone, and no other workgroup writes its statistics while this one runs. Only the
         // `statistics` line reads the first three; without it they are left alone, and the loop waits for no load of
         // its own (the dropped count, which reports need, is kept by ReportDrop either way).
-        const bool keep_statistics = (pc.flags & kLevelKeepStatistics) != 0u;
         const uvec4 node_stats = keep_statistics ? stats_vectors.v[n * (kNodeStatsSize / 16u)] : uvec4(0u);
         const uint launch = table.infos[n].launch;
         uint total;
