@@ -10,8 +10,8 @@
 // The modules declare RuntimeDescriptorArray and Int16, and the reference needs 16-bit push constants, so the test
 // skips on devices without those features (lavapipe on bookworm lacks descriptor indexing).
 //
-// Run on a GPU by hand:
-//   EXECGRAPH_AMD_FIXTURES_DIR=<dir holding gpu_dispatch/> VK_DRIVER_FILES=<icd> VK_ADD_LAYER_PATH=<layer dir>:<vvl dir> \
+// Run on a GPU by hand (one command line):
+//   EXECGRAPH_AMD_FIXTURES_DIR=<dir holding gpu_dispatch/> VK_DRIVER_FILES=<icd> VK_ADD_LAYER_PATH=<layer dir>:<vvl dir>
 //   ./execgraph_gpu_tests
 // EXECGRAPH_GPU_TEST_NO_VALIDATION leaves the validation layer out. With EXECGRAPH_GPU_TEST_OUTPUT=<dir> (or OUT) set,
 // the output and reference images are written there as PNGs.
