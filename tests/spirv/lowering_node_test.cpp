@@ -878,6 +878,18 @@ TEST(LoweringErrors, ContextOffsetMustBeAligned) {
     EXPECT_TRUE(Contains(MustFail(module, info, options), "not 8-byte aligned"));
 }
 
+// The lowering takes fresh ids past the bound, so a bound near 2^32 (a fuzzed module had 4294967262) would wrap them onto
+// the module's own ids; SPIR-V caps the bound at 4194303 (universal limits), and the lowering says so instead.
+TEST(LoweringErrors, IdBoundBeyondTheUniversalLimitIsRejected) {
+    Module module = LoadCorpus("broadcast_static_grid.spvasm");
+    const NodeInfo info = MustAnalyze(module, "main");
+    const LoweringOptions options = MakeOptions(module, info);
+    module.header().bound = 0x300000;  // unused ids below the limit: lowered as before
+    MustLower(module, info, options);
+    module.header().bound = 0xFFFFFFDEu;
+    EXPECT_TRUE(Contains(MustFail(module, info, options), "exceeds SPIR-V's universal limit of 4194303"));
+}
+
 TEST(LoweringErrors, ThreadNodeWithBarrierIsRejected) {
     // A thread node whose single invocation synchronises with itself: batching would make the barrier real.
     std::string text = spirv::test::CorpusText("thread_node.spvasm");

@@ -90,6 +90,13 @@ std::string LoweringOptionsRecord(const LoweringOptions& options) {
 }
 
 Result<LoweredNode> LowerNode(const Module& input, const NodeInfo& info, const LoweringOptions& options) {
+    // The lowering takes fresh ids past the module's bound; a bound near 2^32 would wrap them onto existing ids. No valid
+    // module comes close: SPIR-V's universal limits cap the bound at 4194303 (SPIR-V 1.6, 2.17 "Universal Limits").
+    constexpr std::uint32_t kMaxIdBound = 0x3FFFFF;
+    if (input.header().bound > kMaxIdBound) {
+        return Error{3, "id bound " + std::to_string(input.header().bound) + " exceeds SPIR-V's universal limit of " +
+                            std::to_string(kMaxIdBound)};
+    }
     Module module = input;
     lowering::LoweringContext context(info, options);
     PassManager passes;
