@@ -298,6 +298,53 @@ TEST_P(LaunchKindsBySchedulerSettings, DispatchGroupOfStaticBroadcastMembersFind
     }
 }
 
+// A level whose record list is a static broadcast group's directory (GraphPlan::list_directory_group) with more workgroups
+// than one row of the dispatch split holds. Entry sends eight records of bases value + 0..7 to B[node_idx]
+// (wide_static_grid: 80000 workgroups per record, each setting the bit of its linear id from its record's base). The
+// second dispatch's 16 records take 1.28 million workgroups in 20 rows of kDispatchSplitWidth, and its last row's 30700
+// workgroups lie past them: they would run record list entry 16, and must return because the group's workgroup count
+// (NodeState::group_workgroups) says they have no record. The first dispatch left 24 entries there, so entry 16 is a stale
+// record whose base lies in 10000..30007: a workgroup that ran it would set bits there, which the second dispatch's UAV
+// (cleared in between) must not have.
+TEST_F(LaunchKinds, ListDirectoryGroupSpansRowsOfTheDispatchSplit) {
+    struct Rec {
+        uint32_t node_idx, value;
+    };
+    constexpr uint32_t kWords = 30000 + 2507 + 64;
+    TestBuffer& uav = Uav(kWords);
+    VkPipelineLayout layout = context_.CreateStorageBufferLayout({&uav});
+    std::vector<NodeStage> stages = {{ReadCorpus("output_node_array_runtime_index"), "main", "Entry", 0}};
+    for (uint32_t i = 0; i < 4; ++i) stages.push_back({ReadModule("wide_static_grid"), "main", "B", i});
+    VkResult result = VK_SUCCESS;
+    VkPipeline graph = context_.CreateGraph(stages, layout, &result);
+    ASSERT_NE(graph, VK_NULL_HANDLE) << context_.log().Problems();
+    TestBuffer& scratch = PrepareScratch(graph);
+    const uint32_t entry = context_.NodeIndex(graph, "Entry", 0);
+    auto run = [&](const std::vector<Rec>& records) {
+        context_.Submit([&](VkCommandBuffer cmd) {
+            vkCmdFillBuffer(cmd, uav.buffer, 0, VK_WHOLE_SIZE, 0);
+            VkMemoryBarrier barrier{VK_STRUCTURE_TYPE_MEMORY_BARRIER};
+            barrier.srcAccessMask = VK_ACCESS_TRANSFER_WRITE_BIT;
+            barrier.dstAccessMask = VK_ACCESS_SHADER_READ_BIT | VK_ACCESS_SHADER_WRITE_BIT;
+            vkCmdPipelineBarrier(cmd, VK_PIPELINE_STAGE_TRANSFER_BIT, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, 0, 1, &barrier, 0,
+                                 nullptr, 0, nullptr);
+            BindGraph(cmd, graph, layout, context_.descriptor_set());
+            DispatchHost(cmd, scratch, {{entry, static_cast<uint32_t>(records.size()), records.data(), sizeof(Rec)}});
+        });
+        std::vector<uint32_t> expected(kWords, 0);
+        for (const Rec& r : records) std::fill(expected.begin() + r.value, expected.begin() + r.value + 2507, 0xFFFFFFFFu);
+        ExpectUav(uav, expected);
+    };
+    {
+        SCOPED_TRACE("24 records");
+        run({{3, 10000}, {3, 20000}, {0, 30000}});
+    }
+    {
+        SCOPED_TRACE("16 records after 24");
+        run({{2, 0}, {1, 5000}});
+    }
+}
+
 // Entries for a node T (graph node 0) and for two members of a static broadcast group in one dispatch: level 0 runs
 // both, so the group's directory range starts after T's records (NodeState::group_directory_base), and its members
 // B[0..4] have 0, 37, 0, 90 and 0 records. T writes nothing itself (two dispatches of one level writing the UAV would be
