@@ -71,6 +71,43 @@ class Robustness : public GraphTest {
         return fence;
     }
 
+    // What vkCreateExecutionGraphPipelinesAMDX takes for a graph of one node, entry point "main" of an AMDX module. The
+    // layer keeps AMDX modules and parses them at pipeline creation (vkCreateShaderModule has no error code for bad
+    // SPIR-V without VK_NV_glsl_shader), so the module is created whatever `words` hold.
+    struct OneNodeGraph {
+        VkShaderModule module = VK_NULL_HANDLE;
+        VkPipelineShaderStageCreateInfo stage{VK_STRUCTURE_TYPE_PIPELINE_SHADER_STAGE_CREATE_INFO};
+        VkExecutionGraphPipelineCreateInfoAMDX create_info{VK_STRUCTURE_TYPE_EXECUTION_GRAPH_PIPELINE_CREATE_INFO_AMDX};
+    };
+    void PrepareOneNodeGraph(const std::vector<uint32_t>& words, VkPipelineLayout layout, OneNodeGraph& graph) {
+        VkShaderModuleCreateInfo module_info{VK_STRUCTURE_TYPE_SHADER_MODULE_CREATE_INFO};
+        module_info.codeSize = words.size() * sizeof(uint32_t);
+        module_info.pCode = words.data();
+        ASSERT_EQ(vkCreateShaderModule(context_.device(), &module_info, nullptr, &graph.module), VK_SUCCESS);
+        graph.stage.stage = VK_SHADER_STAGE_COMPUTE_BIT;
+        graph.stage.module = graph.module;
+        graph.stage.pName = "main";
+        graph.create_info.stageCount = 1;
+        graph.create_info.pStages = &graph.stage;
+        graph.create_info.layout = layout;
+        graph.create_info.basePipelineIndex = -1;
+    }
+
+    // Creating a one-node graph from the AMDX module `words` must fail with VK_ERROR_UNKNOWN, a null pipeline and one
+    // EXECGRAPH-PIPELINE-CREATION message containing `needle`.
+    void ExpectGraphCreationFails(const std::vector<uint32_t>& words, const std::string& needle) {
+        TestBuffer& uav = Uav(8);
+        OneNodeGraph one;
+        PrepareOneNodeGraph(words, context_.CreateStorageBufferLayout({&uav}), one);
+        VkPipeline graph = reinterpret_cast<VkPipeline>(uintptr_t{0x1234});
+        EXPECT_EQ(context_.vkCreateExecutionGraphPipelinesAMDX(context_.device(), VK_NULL_HANDLE, 1, &one.create_info, nullptr, &graph),
+                  VK_ERROR_UNKNOWN);
+        EXPECT_EQ(graph, VK_NULL_HANDLE);
+        EXPECT_EQ(CountMessages(context_.log(), "EXECGRAPH-PIPELINE-CREATION", needle), 1u) << context_.log().Problems();
+        vkDestroyShaderModule(context_.device(), one.module, nullptr);
+        context_.log().Clear();
+    }
+
     VkCommandPool CreatePool() {
         VkCommandPoolCreateInfo pool_info{VK_STRUCTURE_TYPE_COMMAND_POOL_CREATE_INFO};
         pool_info.queueFamilyIndex = context_.queue_family();
@@ -82,41 +119,24 @@ class Robustness : public GraphTest {
 
 // ---- Bad shaders ----------------------------------------------------------------------------------------------------
 
-// An AMDX module whose instruction stream is cut off: the layer keeps AMDX modules and parses them at pipeline creation
-// (vkCreateShaderModule has no error code for bad SPIR-V without VK_NV_glsl_shader), where the graph fails with an
-// error VkResult and a message.
+// An AMDX module whose instruction stream is cut off fails graph creation with an error VkResult and a message.
 TEST_F(Robustness, MalformedAmdxModuleFailsGraphCreationWithAMessage) {
-    TestBuffer& uav = Uav(8);
-    VkPipelineLayout layout = context_.CreateStorageBufferLayout({&uav});
     AssembleResult assembled = AssembleAmdx(ReadCorpus("thread_node"));
     ASSERT_TRUE(assembled.error.empty()) << assembled.error;
     std::vector<uint32_t> words = assembled.words;
     words.resize(words.size() * 2 / 3);  // ends in the middle of the module
     words.push_back((9u << 16) | 54u);   // an OpFunction that claims more words than remain
-    VkShaderModuleCreateInfo module_info{VK_STRUCTURE_TYPE_SHADER_MODULE_CREATE_INFO};
-    module_info.codeSize = words.size() * sizeof(uint32_t);
-    module_info.pCode = words.data();
-    VkShaderModule module = VK_NULL_HANDLE;
-    ASSERT_EQ(vkCreateShaderModule(context_.device(), &module_info, nullptr, &module), VK_SUCCESS);
+    ExpectGraphCreationFails(words, "vkCreateExecutionGraphPipelinesAMDX: pCreateInfos[0]");
+}
 
-    VkPipelineShaderStageCreateInfo stage{VK_STRUCTURE_TYPE_PIPELINE_SHADER_STAGE_CREATE_INFO};
-    stage.stage = VK_SHADER_STAGE_COMPUTE_BIT;
-    stage.module = module;
-    stage.pName = "main";
-    VkExecutionGraphPipelineCreateInfoAMDX create_info{VK_STRUCTURE_TYPE_EXECUTION_GRAPH_PIPELINE_CREATE_INFO_AMDX};
-    create_info.stageCount = 1;
-    create_info.pStages = &stage;
-    create_info.layout = layout;
-    create_info.basePipelineIndex = -1;
-    VkPipeline graph = reinterpret_cast<VkPipeline>(uintptr_t{0x1234});
-    EXPECT_EQ(context_.vkCreateExecutionGraphPipelinesAMDX(context_.device(), VK_NULL_HANDLE, 1, &create_info, nullptr, &graph),
-              VK_ERROR_UNKNOWN);
-    EXPECT_EQ(graph, VK_NULL_HANDLE);
-    EXPECT_EQ(CountMessages(context_.log(), "EXECGRAPH-PIPELINE-CREATION", "vkCreateExecutionGraphPipelinesAMDX: pCreateInfos[0]"),
-              1u)
-        << context_.log().Problems();
-    vkDestroyShaderModule(context_.device(), module, nullptr);
-    context_.log().Clear();
+// A well-formed module whose id bound is near 2^32 (a fuzzer's find): the lowering's fresh ids would wrap onto the
+// module's own, so it is refused, naming SPIR-V's universal limit, instead of lowered into a corrupt module or a crash.
+TEST_F(Robustness, AmdxModuleWithAnIdBoundBeyondTheUniversalLimitIsRefused) {
+    AssembleResult assembled = AssembleAmdx(ReadCorpus("thread_node"));
+    ASSERT_TRUE(assembled.error.empty()) << assembled.error;
+    std::vector<uint32_t> words = assembled.words;
+    words[3] = 0xFFFFFFDEu;  // the header's bound
+    ExpectGraphCreationFails(words, "exceeds SPIR-V's universal limit of 4194303");
 }
 
 // A module of the withdrawn 2023 revision of SPV_AMDX_shader_enqueue (different opcodes and storage classes) is refused
@@ -537,23 +557,11 @@ class FailingAllocator {
 // message and no pipeline, and frees everything it had made (the allocator's live count is back to zero).
 TEST_F(Robustness, AllocationFailuresDuringGraphCreationReturnOutOfHostMemory) {
     TestBuffer& uav = Uav(64);
-    VkPipelineLayout layout = context_.CreateStorageBufferLayout({&uav});
     AssembleResult assembled = AssembleAmdx(ReadCorpus("thread_node"));
     ASSERT_TRUE(assembled.error.empty()) << assembled.error;
-    VkShaderModuleCreateInfo module_info{VK_STRUCTURE_TYPE_SHADER_MODULE_CREATE_INFO};
-    module_info.codeSize = assembled.words.size() * sizeof(uint32_t);
-    module_info.pCode = assembled.words.data();
-    VkShaderModule module = VK_NULL_HANDLE;
-    ASSERT_EQ(vkCreateShaderModule(context_.device(), &module_info, nullptr, &module), VK_SUCCESS);
-    VkPipelineShaderStageCreateInfo stage{VK_STRUCTURE_TYPE_PIPELINE_SHADER_STAGE_CREATE_INFO};
-    stage.stage = VK_SHADER_STAGE_COMPUTE_BIT;
-    stage.module = module;
-    stage.pName = "main";
-    VkExecutionGraphPipelineCreateInfoAMDX create_info{VK_STRUCTURE_TYPE_EXECUTION_GRAPH_PIPELINE_CREATE_INFO_AMDX};
-    create_info.stageCount = 1;
-    create_info.pStages = &stage;
-    create_info.layout = layout;
-    create_info.basePipelineIndex = -1;
+    OneNodeGraph one;
+    PrepareOneNodeGraph(assembled.words, context_.CreateStorageBufferLayout({&uav}), one);
+    const VkExecutionGraphPipelineCreateInfoAMDX& create_info = one.create_info;
 
     int failures = 0;
     VkPipeline graph = VK_NULL_HANDLE;
@@ -580,7 +588,7 @@ TEST_F(Robustness, AllocationFailuresDuringGraphCreationReturnOutOfHostMemory) {
     }
     EXPECT_NE(graph, VK_NULL_HANDLE) << "creation never succeeded";
     EXPECT_GT(failures, 0) << "the driver never used the allocation callbacks, so nothing was tested";
-    vkDestroyShaderModule(context_.device(), module, nullptr);
+    vkDestroyShaderModule(context_.device(), one.module, nullptr);
     context_.log().Clear();
 }
 
