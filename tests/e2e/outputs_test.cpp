@@ -82,6 +82,29 @@ TEST_F(Outputs, GroupRecordWrittenByOneInvocation) {
     }
 }
 
+// Where invocation 0 is the only one with anything to do, the lowered node runs workgroups of one invocation
+// (OneInvocationWorkgroupPass), but invocation 0 must still see the built-ins of its 64-invocation workgroup: here the
+// record's value comes from GlobalInvocationId (the module's WorkgroupId decoration swapped for it), so workgroup g's
+// record is base + 64 g, and with one member and no count every record goes to B[0].
+TEST_F(Outputs, OneInvocationWorkgroupSeesItsDeclaredGlobalInvocationId) {
+    std::string producer = WithUintConstant(ReadModule("group_record_one_writer"), "%uint_writer", 0);
+    producer = WithUintConstant(producer, "%uint_members", 1);
+    const std::pair<std::string, std::string> edits[] = {{"%old = OpAtomicIAdd %uint %count %uint_1 %uint_0 %uint_1", ""},
+                                                         {"BuiltIn WorkgroupId", "BuiltIn GlobalInvocationId"}};
+    for (const auto& [from, to] : edits) {
+        ASSERT_NE(producer.find(from), std::string::npos) << from;
+        producer.replace(producer.find(from), from.size(), to);
+    }
+    TestBuffer& uav = Uav(128);
+    RunGraph({{producer, "main", "Entry"}, {ReadModule("array_sink"), "main", "B", 0}}, uav,
+             {{"Entry", 0, 3, std::array<uint32_t, 3>{1000, 50000, 7}.data(), sizeof(uint32_t)}});
+    std::vector<uint32_t> expected(128, 0);
+    for (uint32_t base : {1000u, 50000u, 7u}) {
+        for (uint32_t group = 0; group < 16; ++group) AddToSink(expected, 0, base + 64 * group);
+    }
+    ExpectUav(uav, expected);
+}
+
 // A node array whose members are listed out of order, so that their graph nodes are not consecutive: every record
 // still reaches the member its index names (the output table maps array index to graph node; NodeArrayWithRuntimeIndex
 // has consecutive members), so nothing may assume that member i is the first member's graph node + i.

@@ -145,9 +145,14 @@ TEST_P(CorpusLoweringTest, LowersToValidVulkanCompute) {
     EXPECT_TRUE(Contains(lowered.text, "OpCapability PhysicalStorageBufferAddresses"));
     EXPECT_TRUE(Contains(lowered.text, "OpCapability Int64"));
     EXPECT_FALSE(Contains(lowered.text, "AMDX"));
-    const std::array<std::uint32_t, 3> expected_size =
-        info.launch == LaunchKind::kThread ? std::array<std::uint32_t, 3>{options.thread_batch_size, 1, 1} : info.local_size;
+    // Thread nodes run a batch per workgroup, nodes whose other invocations have nothing to do one invocation.
+    const std::array<std::uint32_t, 3> expected_size = info.launch == LaunchKind::kThread ? std::array<std::uint32_t, 3>{options.thread_batch_size, 1, 1}
+                                                       : lowered.node.only_invocation_0_runs_node_code ? std::array<std::uint32_t, 3>{1, 1, 1}
+                                                                                                       : info.local_size;
     EXPECT_EQ(lowered.node.local_size, expected_size);
+    EXPECT_TRUE(Contains(lowered.text, "LocalSize " + std::to_string(expected_size[0]) + " " + std::to_string(expected_size[1]) + " " +
+                                           std::to_string(expected_size[2])))
+        << lowered.text;
 
     options.optimize = true;
     const Lowered optimized = MustLower(module, info, options);
@@ -436,6 +441,39 @@ TEST(LoweringFeatures, InvocationsWithNothingToDoSkipTheNodesCode) {
     EXPECT_FALSE(OnlyInvocationZeroRuns("%r = OpFunctionCall %uint %impure %base"));
     // A record another invocation writes needs that invocation.
     EXPECT_FALSE(OnlyInvocationZeroRuns("", "", 1));
+}
+
+// Such a node runs workgroups of one invocation (OneInvocationWorkgroupPass): the lowered LocalSize is 1 x 1 x 1. Not
+// where invocation 0 could tell: a NumSubgroups built-in (8 or 1) or a WorkgroupSize built-in constant (which would
+// override LocalSize) keeps the node's 64 invocations, and so does a node whose other invocations have work.
+std::string LoweredLocalSizeOfLeaderEffectsNode(const std::string& builtin = "", const std::string& declaration = "",
+                                                const std::string& all = "") {
+    std::string text = kLeaderEffectsNode;
+    text.replace(text.find("@WRITER@"), 8, "0");
+    text.replace(text.find("@ALL@"), 5, all);
+    text.replace(text.find("@LEADER@"), 8, "");
+    if (!builtin.empty()) {
+        const std::string decorations = "               OpDecorate %gl_LocalInvocationIndex BuiltIn LocalInvocationIndex\n";
+        text.insert(text.find(decorations) + decorations.size(), "OpDecorate %extra BuiltIn " + builtin + "\n");
+        const std::string globals = "%gl_LocalInvocationIndex = OpVariable %_ptr_Input_uint Input\n";
+        text.insert(text.find(globals) + globals.size(), declaration + "\n");
+    }
+    const Module module = Assemble(text, builtin + all);
+    const NodeInfo info = MustAnalyze(module, "main");
+    const Lowered lowered = MustLower(module, info, MakeOptions(module, info));
+    const std::size_t at = lowered.text.find("LocalSize ");
+    return at == std::string::npos ? "" : lowered.text.substr(at, lowered.text.find('\n', at) - at);
+}
+
+TEST(LoweringFeatures, NodeWhoseOtherInvocationsHaveNothingToDoRunsWorkgroupsOfOneInvocation) {
+    EXPECT_EQ(LoweredLocalSizeOfLeaderEffectsNode(), "LocalSize 1 1 1");
+    // Declared, even unread, these keep the workgroup: their values would differ.
+    EXPECT_EQ(LoweredLocalSizeOfLeaderEffectsNode("NumSubgroups", "%extra = OpVariable %_ptr_Input_uint Input"), "LocalSize 64 1 1");
+    EXPECT_EQ(LoweredLocalSizeOfLeaderEffectsNode("WorkgroupSize",
+                                                  "%uint_64 = OpConstant %uint 64\n%v3uint = OpTypeVector %uint 3\n"
+                                                  "%extra = OpConstantComposite %v3uint %uint_64 %uint_1 %uint_1"),
+              "LocalSize 64 1 1");
+    EXPECT_EQ(LoweredLocalSizeOfLeaderEffectsNode("", "", "OpStore %slot %base"), "LocalSize 64 1 1");
 }
 
 TEST(LoweringFeatures, GroupRecordOnlyInvocationZeroAccessesKeepsItsAddressThere) {

@@ -63,6 +63,7 @@ Result<bool> LaunchPass::Run(Module& module) {
     }
     if (thread && ctx_.options.thread_batch_size == 0) return Error{kNoWordOffset, "thread_batch_size is 0"};
     if (launch == LaunchKind::kCoalescing && info.input_max_payloads == 0) return Error{kNoWordOffset, "coalescing node with 0 max payloads"};
+    ctx_.lowered_local_size = info.local_size;  // a thread node's batch replaces it below
 
     // Thread nodes run B records per workgroup; a node that relies on its workgroup being one invocation cannot be
     // batched (its workgroup memory and barriers would be shared by unrelated records).
@@ -87,18 +88,7 @@ Result<bool> LaunchPass::Run(Module& module) {
             }
         }
         // The lowered workgroup is the batch.
-        std::vector<Instruction>& modes = module.mutable_section(Section::kExecutionMode);
-        std::erase_if(modes, [](const Instruction& inst) {
-            const auto mode = static_cast<ExecutionMode>(inst.Word(1));
-            return mode == ExecutionMode::LocalSize || mode == ExecutionMode::LocalSizeId;
-        });
-        Instruction local_size(Op::OpExecutionMode);
-        local_size.AddId(info.entry_point_id)
-            .AddEnum(OperandKind::ExecutionMode, ExecutionMode::LocalSize)
-            .AddLiteral(ctx_.options.thread_batch_size)
-            .AddLiteral(1)
-            .AddLiteral(1);
-        modes.push_back(std::move(local_size));
+        SetLoweredLocalSize(module, ctx_, {ctx_.options.thread_batch_size, 1, 1});
     }
 
     // Real built-ins the prologue reads. Existing variables are reused (then retargeted away from the node's code).

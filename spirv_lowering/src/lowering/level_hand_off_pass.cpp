@@ -34,10 +34,9 @@ static_assert(offsets::kHalfHeapTop == 0 && offsets::kHalfRecordCount == 4 && of
 Result<bool> LevelHandOffPass::Run(Module& module) {
     const std::uint32_t lowered_entry = ctx_.info.entry_point_id;
     if (FindFunction(module, lowered_entry) == nullptr) return Error{kNoWordOffset, "entry point function not found"};
-    // The lowered workgroup's size: the batch for thread nodes (LaunchPass set it), else the node's own.
-    const auto& local_size = ctx_.info.local_size;
-    const std::uint32_t invocations =
-        ctx_.info.launch == LaunchKind::kThread ? ctx_.options.thread_batch_size : local_size[0] * local_size[1] * local_size[2];
+    // The lowered workgroup's size (LoweringContext::lowered_local_size).
+    const auto& local_size = ctx_.lowered_local_size;
+    const std::uint32_t invocations = local_size[0] * local_size[1] * local_size[2];
     if (invocations == 0) return Error{kNoWordOffset, "workgroup of 0 invocations"};
     const std::uint32_t is_last_workgroup = CreateGlobalVariable(module, ctx_, StorageClass::Workgroup, ctx_.u32);
     // The header words the last workgroup's leader needs, loaded by every leader together with its count: then the last

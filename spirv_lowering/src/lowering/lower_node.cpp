@@ -108,6 +108,7 @@ Result<LoweredNode> LowerNode(const Module& input, const NodeInfo& info, const L
     passes.Add<lowering::LowerOutputsPass>(context);
     passes.Add<lowering::RewritePayloadPointersPass>(context);
     passes.Add<lowering::MemorySemanticsPass>(context);
+    passes.Add<lowering::OneInvocationWorkgroupPass>(context);
     passes.Add<lowering::LevelHandOffPass>(context);
     passes.Add<lowering::StripAmdxPass>(context);
     Result<bool> ran = passes.Run(module);
@@ -124,7 +125,7 @@ Result<LoweredNode> LowerNode(const Module& input, const NodeInfo& info, const L
     LoweredNode lowered;
     lowered.words = WriteModule(module);
     lowered.only_invocation_0_runs_node_code = context.only_invocation_0_runs_node_code;
-    lowered.local_size = info.launch == LaunchKind::kThread ? std::array<std::uint32_t, 3>{options.thread_batch_size, 1, 1} : info.local_size;
+    lowered.local_size = context.lowered_local_size;
 
     auto validate = [&lowered, &info](const char* stage) -> Status {
         if (Validate(lowered.words, false).empty()) return {};

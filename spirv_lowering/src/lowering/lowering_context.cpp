@@ -266,6 +266,22 @@ std::uint32_t FindBuiltinVariable(const Module& module, BuiltIn builtin) {
     return 0;
 }
 
+void SetLoweredLocalSize(Module& module, LoweringContext& ctx, const std::array<std::uint32_t, 3>& size) {
+    std::vector<Instruction>& modes = module.mutable_section(Section::kExecutionMode);
+    std::erase_if(modes, [](const Instruction& inst) {
+        const auto mode = static_cast<ExecutionMode>(inst.Word(1));
+        return mode == ExecutionMode::LocalSize || mode == ExecutionMode::LocalSizeId;
+    });
+    Instruction local_size(Op::OpExecutionMode);
+    local_size.AddId(ctx.info.entry_point_id)
+        .AddEnum(OperandKind::ExecutionMode, ExecutionMode::LocalSize)
+        .AddLiteral(size[0])
+        .AddLiteral(size[1])
+        .AddLiteral(size[2]);
+    modes.push_back(std::move(local_size));
+    ctx.lowered_local_size = size;
+}
+
 std::uint32_t CreateGlobalVariable(Module& module, LoweringContext& ctx, StorageClass storage_class, std::uint32_t type,
                                    std::uint32_t initializer) {
     const std::uint32_t pointer = ctx.types->GetPointer(storage_class, type);

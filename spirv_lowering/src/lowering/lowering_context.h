@@ -155,6 +155,9 @@ struct LoweringContext {
     // Invocations other than 0 have nothing to do in the node's code (LowerOutputsPass decides, OnlyInvocationZeroHasEffects):
     // the entry wrapper (LevelHandOffPass) calls the node's code in invocation 0 only.
     bool only_invocation_0_runs_node_code = false;
+    // The lowered module's workgroup size: the node's own, the batch for thread nodes (LaunchPass), or one invocation
+    // where the others have nothing to do (OneInvocationWorkgroupPass). LevelHandOffPass and LowerNode read it.
+    std::array<std::uint32_t, 3> lowered_local_size{1, 1, 1};
 
     // First block of the node's own code in the entry point, after the prologue the launch pass puts before it (which
     // only returns whole workgroups).
@@ -448,6 +451,9 @@ const Function* FindFunction(const Module& module, std::uint32_t function_id);
 std::uint32_t FindBuiltinVariable(const Module& module, BuiltIn builtin);
 // Creates an Input variable of `type` decorated BuiltIn `builtin`.
 std::uint32_t CreateBuiltinVariable(Module& module, LoweringContext& ctx, BuiltIn builtin, std::uint32_t type);
+// Makes `size` the lowered workgroup size: the entry point's LocalSize and LocalSizeId modes give way to one LocalSize,
+// and ctx.lowered_local_size follows.
+void SetLoweredLocalSize(Module& module, LoweringContext& ctx, const std::array<std::uint32_t, 3>& size);
 // Creates a module-scope variable in `storage_class` holding `type`.
 std::uint32_t CreateGlobalVariable(Module& module, LoweringContext& ctx, StorageClass storage_class, std::uint32_t type,
                                    std::uint32_t initializer = 0);

@@ -8,8 +8,9 @@
 //   6. LowerOutputsPass            allocations, enqueue, is-valid and array length of outputs
 //   7. RewritePayloadPointersPass  NodePayloadAMDX pointers and payload-array values become PhysicalStorageBuffer
 //   8. MemorySemanticsPass         OutputMemory -> UniformMemory
-//   9. LevelHandOffPass            entry wrapped: the last workgroup of a level prepares a direct next level
-//  10. StripAmdxPass               AMDX capability/extension/modes/decorations/types removed, interface recomputed
+//   9. OneInvocationWorkgroupPass  a node whose other invocations have nothing to do runs workgroups of one invocation
+//  10. LevelHandOffPass            entry wrapped: the last workgroup of a level prepares a direct next level
+//  11. StripAmdxPass               AMDX capability/extension/modes/decorations/types removed, interface recomputed
 #pragma once
 
 #include "execgraph/spirv/pass.h"
@@ -41,6 +42,7 @@ EXECGRAPH_LOWERING_PASS(LowerInputPass, "LowerInput");
 EXECGRAPH_LOWERING_PASS(LowerOutputsPass, "LowerOutputs");
 EXECGRAPH_LOWERING_PASS(RewritePayloadPointersPass, "RewritePayloadPointers");
 EXECGRAPH_LOWERING_PASS(MemorySemanticsPass, "MemorySemantics");
+EXECGRAPH_LOWERING_PASS(OneInvocationWorkgroupPass, "OneInvocationWorkgroup");
 EXECGRAPH_LOWERING_PASS(LevelHandOffPass, "LevelHandOff");
 EXECGRAPH_LOWERING_PASS(StripAmdxPass, "StripAmdx");
 

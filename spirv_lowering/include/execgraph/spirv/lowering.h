@@ -54,12 +54,15 @@ struct LoweringOptions {
 
 struct LoweredNode {
     std::vector<std::uint32_t> words;
-    std::array<std::uint32_t, 3> local_size{1, 1, 1};  // the lowered workgroup size (thread nodes: batch size, 1, 1)
+    // The lowered workgroup size: the node's own; the batch size, 1, 1 for thread nodes; 1, 1, 1 where only invocation 0
+    // runs the node's code (unless the module declares NumSubgroups or a WorkgroupSize built-in).
+    std::array<std::uint32_t, 3> local_size{1, 1, 1};
     // The records' explicit layout only validates under VK_EXT_scalar_block_layout rules (the device must enable
     // scalarBlockLayout). Set only when `validate` ran.
     bool requires_scalar_block_layout = false;
     // Only invocation 0 of each workgroup runs the node's code: nothing the others would run has an effect (stores
-    // outside Function and Private variables, atomics, barriers, group operations), so they skip it.
+    // outside Function and Private variables, atomics, barriers, group operations), so they skip it, or, where
+    // local_size is 1, 1, 1, do not exist.
     bool only_invocation_0_runs_node_code = false;
 };
 
