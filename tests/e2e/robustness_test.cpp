@@ -100,8 +100,9 @@ class Robustness : public GraphTest {
         OneNodeGraph one;
         PrepareOneNodeGraph(words, context_.CreateStorageBufferLayout({&uav}), one);
         VkPipeline graph = reinterpret_cast<VkPipeline>(uintptr_t{0x1234});
-        EXPECT_EQ(context_.vkCreateExecutionGraphPipelinesAMDX(context_.device(), VK_NULL_HANDLE, 1, &one.create_info, nullptr, &graph),
-                  VK_ERROR_UNKNOWN);
+        EXPECT_EQ(
+            context_.vkCreateExecutionGraphPipelinesAMDX(context_.device(), VK_NULL_HANDLE, 1, &one.create_info, nullptr, &graph),
+            VK_ERROR_UNKNOWN);
         EXPECT_EQ(graph, VK_NULL_HANDLE);
         EXPECT_EQ(CountMessages(context_.log(), "EXECGRAPH-PIPELINE-CREATION", needle), 1u) << context_.log().Problems();
         vkDestroyShaderModule(context_.device(), one.module, nullptr);

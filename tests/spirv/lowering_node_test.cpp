@@ -146,12 +146,13 @@ TEST_P(CorpusLoweringTest, LowersToValidVulkanCompute) {
     EXPECT_TRUE(Contains(lowered.text, "OpCapability Int64"));
     EXPECT_FALSE(Contains(lowered.text, "AMDX"));
     // Thread nodes run a batch per workgroup, nodes whose other invocations have nothing to do one invocation.
-    const std::array<std::uint32_t, 3> expected_size = info.launch == LaunchKind::kThread ? std::array<std::uint32_t, 3>{options.thread_batch_size, 1, 1}
-                                                       : lowered.node.only_invocation_0_runs_node_code ? std::array<std::uint32_t, 3>{1, 1, 1}
-                                                                                                       : info.local_size;
+    const std::array<std::uint32_t, 3> expected_size =
+        info.launch == LaunchKind::kThread              ? std::array<std::uint32_t, 3>{options.thread_batch_size, 1, 1}
+        : lowered.node.only_invocation_0_runs_node_code ? std::array<std::uint32_t, 3>{1, 1, 1}
+                                                        : info.local_size;
     EXPECT_EQ(lowered.node.local_size, expected_size);
-    EXPECT_TRUE(Contains(lowered.text, "LocalSize " + std::to_string(expected_size[0]) + " " + std::to_string(expected_size[1]) + " " +
-                                           std::to_string(expected_size[2])))
+    EXPECT_TRUE(Contains(lowered.text, "LocalSize " + std::to_string(expected_size[0]) + " " + std::to_string(expected_size[1]) +
+                                           " " + std::to_string(expected_size[2])))
         << lowered.text;
 
     options.optimize = true;
@@ -468,7 +469,8 @@ std::string LoweredLocalSizeOfLeaderEffectsNode(const std::string& builtin = "",
 TEST(LoweringFeatures, NodeWhoseOtherInvocationsHaveNothingToDoRunsWorkgroupsOfOneInvocation) {
     EXPECT_EQ(LoweredLocalSizeOfLeaderEffectsNode(), "LocalSize 1 1 1");
     // Declared, even unread, these keep the workgroup: their values would differ.
-    EXPECT_EQ(LoweredLocalSizeOfLeaderEffectsNode("NumSubgroups", "%extra = OpVariable %_ptr_Input_uint Input"), "LocalSize 64 1 1");
+    EXPECT_EQ(LoweredLocalSizeOfLeaderEffectsNode("NumSubgroups", "%extra = OpVariable %_ptr_Input_uint Input"),
+              "LocalSize 64 1 1");
     EXPECT_EQ(LoweredLocalSizeOfLeaderEffectsNode("WorkgroupSize",
                                                   "%uint_64 = OpConstant %uint 64\n%v3uint = OpTypeVector %uint 3\n"
                                                   "%extra = OpConstantComposite %v3uint %uint_64 %uint_1 %uint_1"),
