@@ -198,6 +198,15 @@ VKAPI_ATTR VkResult VKAPI_CALL CreateDevice(VkPhysicalDevice physicalDevice, con
         state->level_pass_records_per_workgroup = records_per_workgroup != 0
                                                       ? records_per_workgroup
                                                       : LevelPassRecordsPerWorkgroupFor(instance->SupportOf(physicalDevice).device_type);
+        const uint32_t max_producer_invocations = instance->settings.direct_levels_max_producer_invocations;
+        if (max_producer_invocations == 0) {
+            state->hand_off_max_invocations_per_record =
+                HandOffMaxInvocationsPerRecordFor(instance->SupportOf(physicalDevice).device_type);
+        } else {
+            // UINT32_MAX: no limit, as a dynamic grid has none.
+            state->hand_off_max_invocations_per_record =
+                max_producer_invocations == UINT32_MAX ? UINT64_MAX : max_producer_invocations;
+        }
         VkPhysicalDeviceProperties properties;
         instance->dispatch.GetPhysicalDeviceProperties(physicalDevice, &properties);
         const uint32_t batch = instance->settings.thread_batch_size != 0 ? instance->settings.thread_batch_size

@@ -51,6 +51,7 @@ struct GraphNode {
     // output tables shape (GraphPipeline::lowered_pipelines owns it).
     VkPipeline pipeline = VK_NULL_HANDLE;
     std::array<uint32_t, 3> lowered_local_size{1, 1, 1};
+    bool level_hand_off = true;  // its lowered module has the level hand-off (spirv::LoweringOptions::level_hand_off)
 };
 
 struct GraphPipeline {

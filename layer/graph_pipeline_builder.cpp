@@ -238,7 +238,8 @@ std::string LoweredPipelineKey(const NodeSource& source, const spirv::LoweringOp
                                 options.validate,
                                 options.optimize,
                                 options.level_pass_records_per_workgroup,
-                                options.heap_holds_record_list};
+                                options.heap_holds_record_list,
+                                options.level_hand_off};
     append_words(scalars, sizeof(scalars));
     return key;
 }
@@ -265,10 +266,107 @@ uint64_t StaticGridWorkgroups(const spirv::NodeInfo& info) {
     return uint64_t{(*info.static_grid)[0]} * (*info.static_grid)[1] * (*info.static_grid)[2];
 }
 
+// Invocations per record of the node, where its workgroups are full: one for a thread node, the workgroup over its
+// batch for a coalescing node, the grid's workgroups for a static broadcast node; a dynamic grid may have up to
+// 65535^3 workgroups.
+uint64_t InvocationsPerRecord(const spirv::NodeInfo& info) {
+    const uint64_t workgroup = uint64_t{info.local_size[0]} * info.local_size[1] * info.local_size[2];
+    switch (info.launch) {
+        case spirv::LaunchKind::kThread:
+            return 1;
+        case spirv::LaunchKind::kCoalescing:
+            return (workgroup + info.input_max_payloads - 1) / std::max<uint32_t>(info.input_max_payloads, 1);
+        case spirv::LaunchKind::kBroadcastStatic:
+            return info.static_grid ? StaticGridWorkgroups(info) * workgroup : UINT64_MAX;
+        default:
+            return UINT64_MAX;
+    }
+}
+
 // Heap bytes per record: records keep their own alignment (8-byte members exist) and never share a 4-byte word.
 uint32_t RecordStride(const spirv::RecordLayout& record) {
     if (record.size == 0) return 0;
     return AlignUp(record.size, std::max<uint32_t>(4, record.alignment));
+}
+
+// Sets LoweringOptions::level_hand_off for every node: with direct levels, every node gets the hand-off where the device
+// takes no limit (GPUs, HandOffMaxInvocationsPerRecordFor), else only nodes that run at most that many invocations per
+// record and whose last workgroup of a level may have to prepare a direct next level (GraphPlan::FormDispatchGroups).
+// Every node that a level holds sends its records to all its targets at the next level, so a node whose outputs name
+// two or more other nodes never precedes a direct level, and a leaf is followed by one only where it shares its level
+// with a producer. Those nodes are
+// - a node whose outputs name one node that could be a direct level's consumer (a node whose directory the record list
+//   can be, that shares no input and whose input nobody shares), not counting itself (a recursion's deepest level
+//   sends only to the other target), or only itself;
+// - every node of a level that the graph's roots (entries that no other node targets) reach before a direct level:
+//   the levels of a dispatch of its roots, as applications dispatch a graph.
+// Any other dispatch whose levels put a node without it before a single consumer (say a leaf named as an entry beside
+// a root) gets a level pass there instead: FormDispatchGroups makes a level direct only where every node of the level
+// before has the hand-off. Nodes with one lowered module (a node array) keep one pipeline, so one of them needing the
+// hand-off gives it to all. Returns each node's LoweredPipelineKey with the options set.
+std::vector<std::string> SelectLevelHandOffs(const GraphPipeline& graph, bool direct_levels,
+                                             std::optional<uint64_t> max_invocations_per_record,
+                                             std::vector<spirv::LoweringOptions>* options) {
+    const uint32_t count = static_cast<uint32_t>(graph.nodes.size());
+    std::vector<bool> shared_by_another(count, false), targeted_by_another(count, false);
+    std::vector<std::set<uint32_t>> targets(count);
+    for (uint32_t n = 0; n < count; ++n) {
+        if (graph.static_infos[n].shares_input_with < count) shared_by_another[graph.static_infos[n].shares_input_with] = true;
+        const GraphNode& node = graph.nodes[n];
+        for (size_t o = 0; o < node.info.outputs.size(); ++o) {
+            for (uint32_t i = 0; i < node.output_table_length[o]; ++i) {
+                const uint32_t target = graph.output_table[node.output_table_index[o] + i];
+                if (target == runtime::kInvalidNode) continue;
+                targets[n].insert(target);
+                if (target != n) targeted_by_another[target] = true;
+            }
+        }
+    }
+    auto possible_direct_consumer = [&](uint32_t n) {
+        return ReadsRecordList(graph.nodes[n].info) && graph.static_infos[n].shares_input_with == runtime::kInvalidNode &&
+               !shared_by_another[n];
+    };
+    std::vector<bool> needed(count, direct_levels && !max_invocations_per_record);
+    if (direct_levels && max_invocations_per_record) {
+        for (uint32_t n = 0; n < count; ++n) {
+            std::set<uint32_t> others = targets[n];
+            others.erase(n);
+            if (others.size() == 1) needed[n] = possible_direct_consumer(*others.begin());
+            if (others.empty() && targets[n].count(n)) needed[n] = possible_direct_consumer(n);
+        }
+        std::vector<uint32_t> roots;
+        for (uint32_t n = 0; n < count; ++n) {
+            if (graph.static_infos[n].is_api_entry && graph.static_infos[n].shares_input_with == runtime::kInvalidNode &&
+                !targeted_by_another[n]) {
+                roots.push_back(n);
+            }
+        }
+        std::vector<std::vector<uint32_t>> root_levels;
+        if (!roots.empty() && graph.LevelsFrom(roots, &root_levels) == runtime::kInvalidNode) {
+            for (size_t level = 0; level + 1 < root_levels.size(); ++level) {
+                if (root_levels[level + 1].size() != 1 || !possible_direct_consumer(root_levels[level + 1][0])) continue;
+                for (uint32_t n : root_levels[level]) needed[n] = true;
+            }
+        }
+    }
+    for (uint32_t n = 0; n < count; ++n) {
+        if (needed[n] && max_invocations_per_record && InvocationsPerRecord(graph.nodes[n].info) > *max_invocations_per_record) {
+            needed[n] = false;
+        }
+    }
+    std::unordered_map<std::string, bool> needed_by_module;
+    std::vector<std::string> keys(count);
+    for (uint32_t n = 0; n < count; ++n) {
+        (*options)[n].level_hand_off = false;
+        keys[n] = LoweredPipelineKey(graph.nodes[n].source, (*options)[n]);
+        needed_by_module[keys[n]] = needed_by_module[keys[n]] || needed[n];
+    }
+    for (uint32_t n = 0; n < count; ++n) {
+        (*options)[n].level_hand_off = needed_by_module[keys[n]];
+        // The keys above were made with the flag unset.
+        if ((*options)[n].level_hand_off) keys[n] = LoweredPipelineKey(graph.nodes[n].source, (*options)[n]);
+    }
+    return keys;
 }
 
 }  // namespace
@@ -345,7 +443,8 @@ void GraphPipeline::BuildDispatchPlan() {
              static_infos[n].shares_input_with, static_infos[n].is_api_entry != 0, node_labels ? &(*node_labels)[n] : nullptr,
              !nodes[n].info.outputs.empty(), nodes[n].output_table_base, ReadsRecordList(nodes[n].info),
              StaticGridWorkgroups(nodes[n].info),
-             std::accumulate(nodes[n].output_table_length.begin(), nodes[n].output_table_length.end(), 0u)});
+             std::accumulate(nodes[n].output_table_length.begin(), nodes[n].output_table_length.end(), 0u),
+             nodes[n].level_hand_off});
     }
     dispatch_plan.FormDispatchGroups();
     // What the level pass and the lowered nodes of a dispatch group read in scratch (written at initialization).
@@ -649,9 +748,10 @@ GraphBuildResult BuildExecutionGraphPipeline(DeviceState& device, VkPipelineCach
         }
     }
     const bool heap_holds_record_list = ScratchPlan::HeapHoldsRecordList(max_record_stride);
+    std::vector<spirv::LoweringOptions> node_options(graph->nodes.size());
     for (uint32_t n = 0; n < graph->nodes.size(); ++n) {
         GraphNode& node = graph->nodes[n];
-        spirv::LoweringOptions options;
+        spirv::LoweringOptions& options = node_options[n];
         options.context_offset = graph->context_offset;
         for (uint32_t table : node.output_table_index) options.output_table_index.push_back(table - node.output_table_base);
         options.output_table_length = node.output_table_length;
@@ -668,7 +768,14 @@ GraphBuildResult BuildExecutionGraphPipeline(DeviceState& device, VkPipelineCach
             graph->trash_size =
                 std::max(graph->trash_size, spirv::OutputRecordLimit(output) * std::max<uint32_t>(RecordStride(output.record), 4));
         }
-        const std::string key = LoweredPipelineKey(node.source, options);
+    }
+    const std::vector<std::string> pipeline_keys = SelectLevelHandOffs(*graph, device.instance->settings.direct_levels,
+                                                                       device.hand_off_max_invocations_per_record, &node_options);
+    for (uint32_t n = 0; n < graph->nodes.size(); ++n) {
+        GraphNode& node = graph->nodes[n];
+        const spirv::LoweringOptions& options = node_options[n];
+        node.level_hand_off = options.level_hand_off;
+        const std::string& key = pipeline_keys[n];
         if (auto shared = first_node_by_key.find(key); shared != first_node_by_key.end()) {
             const GraphNode& first = *shared->second;
             node.pipeline = first.pipeline;

@@ -61,6 +61,8 @@ struct DeviceState {
     ConcurrentMap<VkCommandBuffer, std::shared_ptr<CommandBufferState>> command_buffers;
     std::unique_ptr<MetaPipelines> meta_pipelines;  // the scheduler's pipelines, created on first use
     uint32_t level_pass_records_per_workgroup = kLevelPassRecordsPerWorkgroupGpu;  // LevelPassRecordsPerWorkgroupFor(the device's type)
+    // The `direct_levels_max_producer_invocations` setting, or HandOffMaxInvocationsPerRecordFor(the device's type).
+    std::optional<uint64_t> hand_off_max_invocations_per_record;
     uint32_t thread_batch_size = kThreadBatchSizeGpu;  // the `thread_batch_size` setting, or ThreadBatchSizeFor(the device's type)
     std::unique_ptr<DispatchReporter> reporter;     // reports dropped work at the application's synchronisation points
     // Numbers this device's execution graph pipelines 1, 2, ... in creation order: the "graph N" of shader dump file names

@@ -585,10 +585,14 @@ void GraphPlan::FormDispatchGroups() {
     list_directory_group.assign(levels.size(), kInvalidNode);
     if (!UsesFusedLevelPass()) return;
     // Direct levels need the fused level pass's bookkeeping (GraphHeader::level_workgroups) on the levels that have one,
-    // and a sole consumer whose directory the record list can be (NodeDispatchPlan::reads_record_list) that shares no
-    // input.
+    // a sole consumer whose directory the record list can be (NodeDispatchPlan::reads_record_list) that shares no
+    // input, and after level 0 (which the host or the entry pass prepares) the hand-off in every node of the level before.
     for (size_t level = 0; level < levels.size() && level < runtime::kMaxLevels; ++level) {
         if (levels[level].size() != 1 || levels[level][0] >= count) continue;
+        if (level > 0 && !std::all_of(levels[level - 1].begin(), levels[level - 1].end(),
+                                      [this, count](uint32_t n) { return n < count && nodes[n].level_hand_off; })) {
+            continue;
+        }
         const uint32_t consumer = levels[level][0];
         const bool shared = std::any_of(nodes.begin(), nodes.end(),
                                         [consumer](const NodeDispatchPlan& node) { return node.shares_input_with == consumer; });

@@ -47,6 +47,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <optional>
 #include <span>
 #include <string>
 #include <vector>
@@ -87,6 +88,9 @@ struct NodeDispatchPlan {
     // Its outputs' entries in GraphPlan::output_table, which lie together from output_table_base (all its node arrays'
     // members): what its lowered code reads of that table.
     uint32_t output_table_entries = 0;
+    // Its lowered module has the level hand-off (spirv::LoweringOptions::level_hand_off): its last workgroup of a level
+    // can prepare a direct next level. A level is direct only where every node of the level before has it.
+    bool level_hand_off = true;
 };
 
 // Limits of the fused level pass (meta_shaders/level.comp keeps each graph node's directory range in shared memory and
@@ -132,6 +136,22 @@ inline constexpr uint32_t kThreadBatchSizeGpu = 64;
 inline constexpr uint32_t kThreadBatchSizeCpu = 32;
 inline constexpr uint32_t ThreadBatchSizeFor(VkPhysicalDeviceType type) {
     return type == VK_PHYSICAL_DEVICE_TYPE_CPU ? kThreadBatchSizeCpu : kThreadBatchSizeGpu;
+}
+
+// Which nodes a device lowers with the level hand-off (spirv::LoweringOptions::level_hand_off), the code by which the
+// last workgroup of a level prepares a direct next level: every node (std::nullopt), or only nodes that may precede a
+// direct level and whose records run at most this many invocations (GraphPipeline building, SelectLevelHandOffs).
+// - GPUs: every node. The H200 ran leaves without it no faster, and some slower (raster 3.8%, the 10240x5760
+//   classifications 2%; cause not found: the hand-off's code is behind a branch on a push constant that such a node
+//   never takes), docs/performance.md, "lavapipe: the level hand-off only where it pays".
+// - CPU devices: 64. lavapipe's llvmpipe runs every SIMD group of 8 lanes of every workgroup through all of the
+//   hand-off's code with its lanes masked off (about 0.16 µs a group), against about 10 to 20 µs for a level pass and its
+//   barrier. A thread or coalescing node (one invocation per record), or a static broadcast node of at most 64
+//   invocations per record (a chain step), gains from direct levels after it there; a 256-invocation broadcast node with
+//   a dynamic grid of 64 workgroups spent 330 µs in masked hand-off code, and a leaf's hand-off is never used.
+inline constexpr uint64_t kHandOffMaxInvocationsPerRecordCpu = 64;
+inline constexpr std::optional<uint64_t> HandOffMaxInvocationsPerRecordFor(VkPhysicalDeviceType type) {
+    return type == VK_PHYSICAL_DEVICE_TYPE_CPU ? std::optional<uint64_t>(kHandOffMaxInvocationsPerRecordCpu) : std::nullopt;
 }
 
 // One indirect dispatch of a level: a node, or a dispatch group of consecutive nodes that share one lowered pipeline

@@ -68,6 +68,11 @@ constexpr SettingDescriptor kSettingDescriptors[] = {
      "of the "
      "level before prepares it, so it follows after one barrier. false: every level has a level pass (for comparisons).",
      SettingField<&LayerSettings::direct_levels>()},
+    {"direct_levels_max_producer_invocations", "0",
+     "Most invocations one record of a node may run for the node to prepare a direct level after it (others get a level "
+     "pass after their levels); 4294967295: no limit. 0: chosen by device type (every node on GPUs, 64 on CPU devices; "
+     "see docs/settings.md).",
+     SettingField<&LayerSettings::direct_levels_max_producer_invocations>()},
 };
 
 // A settings file larger than this is not a settings file; refuse it rather than read it into memory.

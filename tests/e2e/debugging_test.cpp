@@ -185,7 +185,13 @@ class DebugLabels : public ::testing::Test {
     void TearDown() override {
         unsetenv("VK_EXECGRAPH_SHADER_ENQUEUE_DEBUG_LABELS");
         unsetenv("VK_EXECGRAPH_SHADER_ENQUEUE_DIRECT_LEVELS");
+        unsetenv(kMaxProducerInvocations);
     }
+
+    // The direct_levels_max_producer_invocations setting. Without a limit, every device lowers the hello graph's
+    // firstNode (a dynamic broadcast node) with the level hand-off, as GPUs do by default; CPU devices would not.
+    static constexpr const char* kMaxProducerInvocations = "VK_EXECGRAPH_SHADER_ENQUEUE_DIRECT_LEVELS_MAX_PRODUCER_INVOCATIONS";
+    static void SetNoProducerLimit() { setenv(kMaxProducerInvocations, "4294967295", 1); }
 
     static GraphTestOptions WithCapture(bool debug_utils = true) {
         GraphTestOptions options;
@@ -226,12 +232,13 @@ TEST_F(DebugLabels, NameTheDispatchEveryLevelAndEveryNodeDispatch) {
 // between two barriers, then its node dispatches, except a direct level ("Direct levels"), which the level before
 // prepares: one barrier, no meta dispatch. Dispatched from firstNode, the hello graph's levels 1 and 2 are direct (their
 // records can only go to secondNode and thirdNode, coalescing nodes); with the `direct_levels` setting off they have a
-// level pass like level 0. Level 0's records come from vkCmdDispatchGraphAMDX, so the begin transfers wrote them, and
-// as its only node, firstNode, is a dynamic broadcast node, they also prepared its dispatch (layer/scheduler.cpp,
-// HostLevelZero): its node dispatch follows the begin barrier, with nothing in its region. With the setting off level 0's
-// level pass follows the begin barrier: one barrier in its region, and no entry pass. A regression to more barriers or
-// passes per level fails here.
-void ExpectLevelStructure(GraphTestContext& context, CaptureReader& capture, bool direct_levels) {
+// level pass like level 0, and so has level 1 where firstNode, whose records run up to 65535 workgroups of 64
+// invocations, is over `direct_levels_max_producer_invocations` (`level1_direct`). Level 0's records come from
+// vkCmdDispatchGraphAMDX, so the begin transfers wrote them, and as its only node, firstNode, is a dynamic broadcast node, they
+// also prepared its dispatch (layer/scheduler.cpp, HostLevelZero): its node dispatch follows the begin barrier, with nothing in its
+// region. With the setting off level 0's level pass follows the begin barrier: one barrier in its region, and no entry pass. A
+// regression to more barriers or passes per level fails here.
+void ExpectLevelStructure(GraphTestContext& context, CaptureReader& capture, bool direct_levels, bool level1_direct = true) {
     const std::vector<std::string> events = RunHelloGraph(context, capture, "levels");
     const LabelledCapture labels = ReadLabels(events);
     auto count_in = [](const std::vector<std::vector<std::string>>& stacks, const std::string& region) {
@@ -240,27 +247,40 @@ void ExpectLevelStructure(GraphTestContext& context, CaptureReader& capture, boo
         });
     };
     const size_t indirect_per_level[] = {1, 1, 1};
-    const bool direct[] = {direct_levels, direct_levels, direct_levels};
-    const size_t barriers[] = {direct_levels ? 0u : 1u, direct_levels ? 1u : 2u, direct_levels ? 1u : 2u};
+    const bool direct[] = {direct_levels, direct_levels && level1_direct, direct_levels};
+    const size_t barriers[] = {direct_levels ? 0u : 1u, direct[1] ? 1u : 2u, direct_levels ? 1u : 2u};
     for (uint32_t level = 0; level < 3; ++level) {
         const std::string region = "level " + std::to_string(level);
         EXPECT_EQ(count_in(labels.barriers, region), barriers[level]) << region << "\n" << Joined(events);
         EXPECT_EQ(count_in(labels.dispatches, region), direct[level] ? 0 : 1) << region << "\n" << Joined(events);
         EXPECT_EQ(count_in(labels.indirect_dispatches, region), indirect_per_level[level]) << region << "\n" << Joined(events);
     }
-    // Outside the levels only, with direct levels, the finish pass, which writes the dispatch's report (the last level's
-    // node, thirdNode, has no output, so there is no leftover check to make). Without direct levels the last level's level
-    // pass writes the report and there is no finish pass (layer/scheduler.cpp, report_by_preparer).
-    EXPECT_EQ(labels.dispatches.size(), direct_levels ? 1u : 3u) << Joined(events);
+    // Outside the levels only, with direct levels, the finish pass (besides level 1's pass where it is not direct), which writes
+    // the dispatch's report (the last level's node, thirdNode, has no output, so there is no leftover check to make). Without
+    // direct levels the last level's level pass writes the report and there is no finish pass (layer/scheduler.cpp,
+    // report_by_preparer).
+    EXPECT_EQ(labels.dispatches.size(), direct_levels ? (level1_direct ? 1u : 2u) : 3u) << Joined(events);
     EXPECT_EQ(context.log().Problems(), "");
 }
 
 TEST_F(DebugLabels, EachLevelHasOneMetaDispatchAndTwoBarriersUnlessItIsDirect) {
+    SetNoProducerLimit();
     GraphTestContext context(WithCapture());
     ASSERT_TRUE(context.ok());
     CaptureReader capture;
     ASSERT_TRUE(capture.ok()) << dlerror();
     ExpectLevelStructure(context, capture, true);
+}
+
+// firstNode is lowered without the hand-off, so the level after it has a level pass; secondNode, a thread node, still
+// prepares level 2. The report is then written by the finish pass, as with every direct last level.
+TEST_F(DebugLabels, ALevelAfterANodeOverTheProducerLimitHasALevelPass) {
+    setenv(kMaxProducerInvocations, "64", 1);
+    GraphTestContext context(WithCapture());
+    ASSERT_TRUE(context.ok());
+    CaptureReader capture;
+    ASSERT_TRUE(capture.ok()) << dlerror();
+    ExpectLevelStructure(context, capture, true, false);
 }
 
 TEST_F(DebugLabels, WithoutDirectLevelsEveryLevelHasALevelPass) {
@@ -279,6 +299,7 @@ TEST_F(DebugLabels, WithoutDirectLevelsEveryLevelHasALevelPass) {
 // and the finish pass needs no barrier of its own: it follows that level's node dispatch, which cannot change the header
 // or the statistics it copies.
 TEST_F(DebugLabels, WithoutALeftoverCheckTheFinishPassRunsAlongsideTheLastLevel) {
+    SetNoProducerLimit();
     GraphTestContext context(WithCapture());
     ASSERT_TRUE(context.ok());
     CaptureReader capture;

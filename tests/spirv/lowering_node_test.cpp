@@ -478,6 +478,31 @@ TEST(LoweringFeatures, NodeWhoseOtherInvocationsHaveNothingToDoRunsWorkgroupsOfO
     EXPECT_EQ(LoweredLocalSizeOfLeaderEffectsNode("", "", "OpStore %slot %base"), "LocalSize 64 1 1");
 }
 
+// A node lowered without the level hand-off (LoweringOptions::level_hand_off, for nodes that never precede a direct
+// level) has none of its code: no barrier, no count on HalfHeader::level_pass_done, and for a node that only invocation
+// 0 runs, a wrapper that just calls the node's code in invocation 0 (the workgroup keeps one invocation). The options
+// record says which it is, so that a replacement lowered the other way is refused.
+TEST(LoweringFeatures, NodeLoweredWithoutTheLevelHandOffHasNoneOfItsCode) {
+    std::string text = kLeaderEffectsNode;
+    text.replace(text.find("@WRITER@"), 8, "0");
+    text.replace(text.find("@ALL@"), 5, "");
+    text.replace(text.find("@LEADER@"), 8, "");
+    const Module module = Assemble(text, "leader effects");
+    const NodeInfo info = MustAnalyze(module, "main");
+    LoweringOptions options = MakeOptions(module, info);
+    const Lowered with = MustLower(module, info, options);
+    options.level_hand_off = false;
+    const Lowered without = MustLower(module, info, options);
+    EXPECT_EQ(CountOf(with.text, "OpControlBarrier"), kLevelHandOffBarriers) << with.text;
+    EXPECT_EQ(CountOf(without.text, "OpControlBarrier"), 0u) << without.text;
+    EXPECT_EQ(CountOf(without.text, "OpLoopMerge") + kLevelHandOffLoops, CountOf(with.text, "OpLoopMerge"));
+    EXPECT_LT(CountOf(without.text, "OpAtomicIAdd"), CountOf(with.text, "OpAtomicIAdd"));
+    EXPECT_NE(without.text.find("LocalSize 1 1 1"), std::string::npos) << without.text;
+    EXPECT_EQ(CountOf(without.text, "OpFunctionCall"), CountOf(with.text, "OpFunctionCall")) << "the wrapper stays" << without.text;
+    EXPECT_NE(with.text.find("level_hand_off=1"), std::string::npos);
+    EXPECT_NE(without.text.find("level_hand_off=0"), std::string::npos);
+}
+
 TEST(LoweringFeatures, GroupRecordOnlyInvocationZeroAccessesKeepsItsAddressThere) {
     EXPECT_EQ(GroupRecordBarriers("64 1 1", "%writes = OpIEqual %bool %tid %uint_0"), 0u);
     EXPECT_EQ(GroupRecordBarriers("64 1 1", "%writes = OpIEqual %bool %uint_0 %tid"), 0u);

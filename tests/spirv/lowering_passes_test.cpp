@@ -868,6 +868,22 @@ TEST(LoweringPasses, LevelHandOffWrapsTheEntryPointAndCountsWorkgroupsInUniformC
     pipeline.FinishAndValidate();
 }
 
+// A node lowered without the hand-off (LoweringOptions::level_hand_off), whose invocations all run its code, keeps its
+// entry point: the pass changes nothing.
+TEST(LoweringPasses, LevelHandOffLeavesANodeLoweredWithoutItAlone) {
+    const Module module = Corpus("thread_node.spvasm");
+    PassPipeline defaults(module, "main");
+    LoweringOptions options = defaults.options();
+    options.level_hand_off = false;
+    PassPipeline pipeline(module, "main", options, false);
+    pipeline.RunThrough(kMemorySemantics);
+    const std::vector<std::uint32_t> before = WriteModule(pipeline.module());
+    EXPECT_FALSE(pipeline.RunThrough(kLevelHandOff));
+    EXPECT_EQ(WriteModule(pipeline.module()), before);
+    EXPECT_EQ(pipeline.module().section(Section::kEntryPoint)[0].Word(1), pipeline.info().entry_point_id);
+    EXPECT_FALSE(pipeline.FinishAndValidate().empty());
+}
+
 // ---------------------------------------------------------------------------------------------------------------------
 // 10. StripAmdxPass
 

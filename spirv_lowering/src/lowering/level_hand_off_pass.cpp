@@ -38,13 +38,20 @@ Result<bool> LevelHandOffPass::Run(Module& module) {
     const auto& local_size = ctx_.lowered_local_size;
     const std::uint32_t invocations = local_size[0] * local_size[1] * local_size[2];
     if (invocations == 0) return Error{kNoWordOffset, "workgroup of 0 invocations"};
-    const std::uint32_t is_last_workgroup = CreateGlobalVariable(module, ctx_, StorageClass::Workgroup, ctx_.u32);
-    // The header words the last workgroup's leader needs, loaded by every leader together with its count: then the last
-    // one's loads of the consumer's table entry and statistics wait for nothing but its count, not also for a load of
-    // the tables' offsets after it, and it prepares the next level one round trip to memory sooner.
-    const std::uint32_t node_table_offset = CreateGlobalVariable(module, ctx_, StorageClass::Private, ctx_.u32);
-    const std::uint32_t node_stats_offset = CreateGlobalVariable(module, ctx_, StorageClass::Private, ctx_.u32);
-    const std::uint32_t record_capacity = CreateGlobalVariable(module, ctx_, StorageClass::Private, ctx_.u32);
+    // Without the hand-off (LoweringOptions::level_hand_off) the wrapper is needed only to keep the other invocations out
+    // of a node that only invocation 0 runs.
+    const bool hand_off = ctx_.options.level_hand_off;
+    if (!hand_off && !ctx_.only_invocation_0_runs_node_code) return false;
+    std::uint32_t is_last_workgroup = 0, node_table_offset = 0, node_stats_offset = 0, record_capacity = 0;
+    if (hand_off) {
+        is_last_workgroup = CreateGlobalVariable(module, ctx_, StorageClass::Workgroup, ctx_.u32);
+        // The header words the last workgroup's leader needs, loaded by every leader together with its count: then the
+        // last one's loads of the consumer's table entry and statistics wait for nothing but its count, not also for a
+        // load of the tables' offsets after it, and it prepares the next level one round trip to memory sooner.
+        node_table_offset = CreateGlobalVariable(module, ctx_, StorageClass::Private, ctx_.u32);
+        node_stats_offset = CreateGlobalVariable(module, ctx_, StorageClass::Private, ctx_.u32);
+        record_capacity = CreateGlobalVariable(module, ctx_, StorageClass::Private, ctx_.u32);
+    }
 
     FunctionBuilder b(module, ctx_);
     const std::uint32_t wrapper = b.DefineFunction(ctx_.void_type, {}, [&](std::span<const std::uint32_t>) {
@@ -54,15 +61,21 @@ Result<bool> LevelHandOffPass::Run(Module& module) {
             // prologue's dependent loads: a workgroup of AMD's classify shape then keeps one invocation busy, as a
             // hand-written classify pass that returns at once in the others (bench/shaders/base_classify.comp) does.
             // What the hand-off below reads of the prologue's context comes straight from the push constants here.
-            const std::uint32_t context_pointer = e.Emit(Op::OpAccessChain, ctx_.push_constant_u64_pointer,
-                                                         {ctx_.push_constant_var, e.U32(ctx_.push_constant_member)});
-            e.Store(ctx_.var_scratch, e.Load(ctx_.u64, context_pointer));
-            e.Store(ctx_.var_input_half, e.LoadPushContextU32(PushContextMember::kInputHalfOffset));
-            e.Store(ctx_.var_output_half, e.LoadPushContextU32(PushContextMember::kOutputHalfOffset));
+            if (hand_off) {
+                const std::uint32_t context_pointer = e.Emit(Op::OpAccessChain, ctx_.push_constant_u64_pointer,
+                                                             {ctx_.push_constant_var, e.U32(ctx_.push_constant_member)});
+                e.Store(ctx_.var_scratch, e.Load(ctx_.u64, context_pointer));
+                e.Store(ctx_.var_input_half, e.LoadPushContextU32(PushContextMember::kInputHalfOffset));
+                e.Store(ctx_.var_output_half, e.LoadPushContextU32(PushContextMember::kOutputHalfOffset));
+            }
             const std::uint32_t invocation_0 = e.Equal(e.Load(ctx_.u32, ctx_.builtin_local_invocation_index), e.U32(0));
             b.If(invocation_0, [&]() { e.Emit(Op::OpFunctionCall, ctx_.void_type, {lowered_entry}); });
         } else {
             e.Emit(Op::OpFunctionCall, ctx_.void_type, {lowered_entry});
+        }
+        if (!hand_off) {
+            e.EmitVoid(Op::OpReturn, {});
+            return;
         }
         // The prologue stored the scratch address before any of its returns, so every invocation has it here. The level and
         // the next level's consumer are pushed (NodePushContext): no load stands between the node's code and the count.

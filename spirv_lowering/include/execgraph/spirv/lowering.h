@@ -44,6 +44,12 @@ struct LoweringOptions {
     // record_count reserves both, instead of a second atomic that waits for the first. Unset, the record count is taken
     // only after the heap range fits.
     bool heap_holds_record_list = false;
+    // Give the node the level hand-off (LevelHandOffPass, docs/design.md "Direct levels"): the code by which the last
+    // workgroup of a level prepares a direct next level. Without it the layer never makes the level after the node
+    // direct. lavapipe's llvmpipe runs every SIMD group of 8 lanes through every branch with its lanes masked off, so
+    // there the hand-off's code cost each group of every workgroup about 0.16 µs even where it was never used; GPUs
+    // skip it at a branch on a push constant (docs/performance.md, "lavapipe: the level hand-off only where it pays").
+    bool level_hand_off = true;
     // What BuiltIn ShaderIndexAMDX reads when set (tools and tests). Unset, as the layer leaves it: the running node's
     // NodeStaticInfo::shader_index, where the layer writes its index (VkPipelineShaderStageNodeCreateInfoAMDX::index
     // overriding the module's ShaderIndexAMDX), so that the nodes of an array share one lowered module.
