@@ -300,21 +300,32 @@ TEST_P(LaunchKindsBySchedulerSettings, DispatchGroupOfStaticBroadcastMembersFind
 
 // A level whose record list is a static broadcast group's directory (GraphPlan::list_directory_group) with more workgroups
 // than one row of the dispatch split holds. Entry sends eight records of bases value + 0..7 to B[node_idx]
-// (wide_static_grid: 80000 workgroups per record, each setting the bit of its linear id from its record's base). The
-// second dispatch's 16 records take 1.28 million workgroups in 20 rows of kDispatchSplitWidth, and its last row's 30700
-// workgroups lie past them: they would run record list entry 16, and must return because the group's workgroup count
-// (NodeState::group_workgroups) says they have no record. The first dispatch left 24 entries there, so entry 16 is a stale
-// record whose base lies in 10000..30007: a workgroup that ran it would set bits there, which the second dispatch's UAV
-// (cleared in between) must not have.
+// (wide_static_grid with its grid made 4800 x 1 x 1: 4800 workgroups per record, each setting the bit of its linear id
+// from its record's base, 150 words). The second dispatch's 16 records take 76 800 workgroups in 2 rows of
+// kDispatchSplitWidth, and its last row's 54 270 workgroups lie past them: they would run record list entries 16 to 27,
+// and must return because the group's workgroup count (NodeState::group_workgroups) says they have no record. The first
+// dispatch left 24 entries there, so entries 16 to 23 are stale records whose bases lie in 30000..30007: a workgroup
+// that ran one would set bits there, which the second dispatch's UAV (cleared in between) must not have.
+// (The grid is smaller than the module's 80 000 because B, a leaf, has no level hand-off on lavapipe, hence no workgroup
+// barrier: llvmpipe then allocates each workgroup's 24-byte coroutine frame 4096-aligned, and under AddressSanitizer,
+// whose quarantine counts the 24 bytes, 1.28 million such workgroups took more than 24 GiB.)
 TEST_F(LaunchKinds, ListDirectoryGroupSpansRowsOfTheDispatchSplit) {
     struct Rec {
         uint32_t node_idx, value;
     };
-    constexpr uint32_t kWords = 30000 + 2507 + 64;
+    constexpr uint32_t kRecordWords = 4800 / 32 + 7;
+    constexpr uint32_t kWords = 30000 + kRecordWords + 64;
     TestBuffer& uav = Uav(kWords);
     VkPipelineLayout layout = context_.CreateStorageBufferLayout({&uav});
+    std::string narrow = ReadModule("wide_static_grid");
+    const std::string grid = "StaticNumWorkgroupsAMDX %uint_40000 %uint_2 %uint_1";
+    const std::string constant = "%uint_40000 = OpConstant %uint 40000\n";
+    ASSERT_NE(narrow.find(grid), std::string::npos);
+    ASSERT_NE(narrow.find(constant), std::string::npos);
+    narrow.replace(narrow.find(grid), grid.size(), "StaticNumWorkgroupsAMDX %uint_4800 %uint_1 %uint_1");
+    narrow.insert(narrow.find(constant) + constant.size(), "%uint_4800 = OpConstant %uint 4800\n");
     std::vector<NodeStage> stages = {{ReadCorpus("output_node_array_runtime_index"), "main", "Entry", 0}};
-    for (uint32_t i = 0; i < 4; ++i) stages.push_back({ReadModule("wide_static_grid"), "main", "B", i});
+    for (uint32_t i = 0; i < 4; ++i) stages.push_back({narrow, "main", "B", i});
     VkResult result = VK_SUCCESS;
     VkPipeline graph = context_.CreateGraph(stages, layout, &result);
     ASSERT_NE(graph, VK_NULL_HANDLE) << context_.log().Problems();
@@ -332,7 +343,7 @@ TEST_F(LaunchKinds, ListDirectoryGroupSpansRowsOfTheDispatchSplit) {
             DispatchHost(cmd, scratch, {{entry, static_cast<uint32_t>(records.size()), records.data(), sizeof(Rec)}});
         });
         std::vector<uint32_t> expected(kWords, 0);
-        for (const Rec& r : records) std::fill(expected.begin() + r.value, expected.begin() + r.value + 2507, 0xFFFFFFFFu);
+        for (const Rec& r : records) std::fill(expected.begin() + r.value, expected.begin() + r.value + kRecordWords, 0xFFFFFFFFu);
         ExpectUav(uav, expected);
     };
     {
