@@ -239,7 +239,8 @@ std::string LoweredPipelineKey(const NodeSource& source, const spirv::LoweringOp
                                 options.optimize,
                                 options.level_pass_records_per_workgroup,
                                 options.heap_holds_record_list,
-                                options.level_hand_off};
+                                options.level_hand_off,
+                                options.dispatch_group_member};
     append_words(scalars, sizeof(scalars));
     return key;
 }
@@ -769,8 +770,17 @@ GraphBuildResult BuildExecutionGraphPipeline(DeviceState& device, VkPipelineCach
                 std::max(graph->trash_size, spirv::OutputRecordLimit(output) * std::max<uint32_t>(RecordStride(output.record), 4));
         }
     }
-    const std::vector<std::string> pipeline_keys = SelectLevelHandOffs(*graph, device.instance->settings.direct_levels,
-                                                                       device.hand_off_max_invocations_per_record, &node_options);
+    std::vector<std::string> pipeline_keys = SelectLevelHandOffs(*graph, device.instance->settings.direct_levels,
+                                                                 device.hand_off_max_invocations_per_record, &node_options);
+    // A node whose lowered module no other node shares is never dispatched as part of a group (FormDispatchGroups groups
+    // nodes of one pipeline), so it goes without the group code (LoweringOptions::dispatch_group_member).
+    std::unordered_map<std::string, uint32_t> nodes_per_key;
+    for (const std::string& key : pipeline_keys) ++nodes_per_key[key];
+    for (uint32_t n = 0; n < graph->nodes.size(); ++n) {
+        if (nodes_per_key[pipeline_keys[n]] != 1) continue;
+        node_options[n].dispatch_group_member = false;
+        pipeline_keys[n] = LoweredPipelineKey(graph->nodes[n].source, node_options[n]);
+    }
     for (uint32_t n = 0; n < graph->nodes.size(); ++n) {
         GraphNode& node = graph->nodes[n];
         const spirv::LoweringOptions& options = node_options[n];

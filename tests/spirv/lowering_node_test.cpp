@@ -629,6 +629,28 @@ TEST(LoweringFeatures, DynamicGridBinarySearchesTheDirectory) {
     EXPECT_TRUE(Contains(lowered.text, "OpCapability StorageBuffer16BitAccess"));
 }
 
+// A node lowered for a module no other node shares (LoweringOptions::dispatch_group_member unset) is never dispatched
+// as a group: its prologue has no branch for a group dispatch (the member search of a dynamic grid's group, the group's
+// directory range for static broadcast members), hence fewer selections and loads, and the options record says so.
+TEST(LoweringFeatures, NodeThatIsNoDispatchGroupMemberHasNoGroupCode) {
+    for (const char* corpus : {"broadcast_dynamic_grid_u16x2.spvasm", "broadcast_static_grid.spvasm"}) {
+        SCOPED_TRACE(corpus);
+        const Module module = LoadCorpus(corpus);
+        const NodeInfo info = MustAnalyze(module, "main");
+        LoweringOptions options = MakeOptions(module, info);
+        const Lowered member = MustLower(module, info, options);
+        options.dispatch_group_member = false;
+        const Lowered alone = MustLower(module, info, options);
+        EXPECT_LT(CountOf(alone.text, "OpSelectionMerge"), CountOf(member.text, "OpSelectionMerge")) << alone.text;
+        EXPECT_LT(CountOf(alone.text, "OpLoad"), CountOf(member.text, "OpLoad")) << alone.text;
+        EXPECT_TRUE(Contains(alone.text, "dispatch_group_member=0"));
+        EXPECT_TRUE(Contains(member.text, "dispatch_group_member=1"));
+        if (info.launch == LaunchKind::kBroadcastDynamic) {
+            EXPECT_EQ(CountOf(alone.text, "OpLoopMerge") + 1, CountOf(member.text, "OpLoopMerge")) << "no member search";
+        }
+    }
+}
+
 TEST(LoweringFeatures, OutputMemoryBecomesUniformMemory) {
     const Lowered lowered = LowerCorpus("track_finish_writing.spvasm");
     // 0x1148 (AcquireRelease | UniformMemory | WorkgroupMemory | OutputMemory) becomes 0x148 = 328.

@@ -259,30 +259,31 @@ Result<bool> LaunchPass::Run(Module& module) {
         if (product == 0 || product > 0xffffffffull) return Error{kNoWordOffset, "static grid is empty or too large"};
         const std::uint32_t grid_size = e.U32(static_cast<std::uint32_t>(product));
         const std::uint32_t record_in_dispatch = e.Div(dispatched_linear, grid_size);
-        directory_first = b.IfElseValue(
-            group_dispatch, ctx_.u32,
-            [&]() {
-                // The members' directory ranges lie one after the other (graph-node order) and every member's record
-                // runs the same grid, so the group's workgroups run the range's records in order: the level pass wrote
-                // where the range starts and how many workgroups it runs, and each entry names its member
-                // (DirectoryEntry::first_workgroup_or_node). Three dependent loads where a member search takes
-                // log2(members) more, for every workgroup of the group.
-                const std::uint32_t first_state = node_state_at(pushed_node);
-                const std::uint32_t group_workgroups = e.LoadScratchU32(e.Add(first_state, e.U32(offsets::kNodeStateGroupWorkgroups)));
-                const std::uint32_t group_directory_base =
-                    e.LoadScratchU32(e.Add(first_state, e.U32(offsets::kNodeStateGroupDirectoryBase)));
-                return_if(e.LessEqual(group_workgroups, dispatched_linear));
-                const std::uint32_t entry_index = e.Add(group_directory_base, record_in_dispatch);
-                become_member(e.LoadScratchU32(e.Add(directory_entry_at(entry_index), e.U32(offsets::kDirectoryFirstWorkgroupOrNode))));
-                return entry_index;
-            },
-            [&]() {
-                const std::uint32_t state = input_state_of(pushed_node);
-                const std::uint32_t record_count = e.LoadScratchU32(e.Add(state, e.U32(offsets::kNodeStateRecordCount)));
-                const std::uint32_t directory_base = e.LoadScratchU32(e.Add(state, e.U32(offsets::kNodeStateDirectoryBase)));
-                return_if(e.LessEqual(record_count, record_in_dispatch));
-                return e.Add(directory_base, record_in_dispatch);
-            });
+        auto group_entry = [&]() {
+            // The members' directory ranges lie one after the other (graph-node order) and every member's record
+            // runs the same grid, so the group's workgroups run the range's records in order: the level pass wrote
+            // where the range starts and how many workgroups it runs, and each entry names its member
+            // (DirectoryEntry::first_workgroup_or_node). Three dependent loads where a member search takes
+            // log2(members) more, for every workgroup of the group.
+            const std::uint32_t first_state = node_state_at(pushed_node);
+            const std::uint32_t group_workgroups = e.LoadScratchU32(e.Add(first_state, e.U32(offsets::kNodeStateGroupWorkgroups)));
+            const std::uint32_t group_directory_base =
+                e.LoadScratchU32(e.Add(first_state, e.U32(offsets::kNodeStateGroupDirectoryBase)));
+            return_if(e.LessEqual(group_workgroups, dispatched_linear));
+            const std::uint32_t entry_index = e.Add(group_directory_base, record_in_dispatch);
+            become_member(e.LoadScratchU32(e.Add(directory_entry_at(entry_index), e.U32(offsets::kDirectoryFirstWorkgroupOrNode))));
+            return entry_index;
+        };
+        auto own_entry = [&]() {
+            const std::uint32_t state = input_state_of(pushed_node);
+            const std::uint32_t record_count = e.LoadScratchU32(e.Add(state, e.U32(offsets::kNodeStateRecordCount)));
+            const std::uint32_t directory_base = e.LoadScratchU32(e.Add(state, e.U32(offsets::kNodeStateDirectoryBase)));
+            return_if(e.LessEqual(record_count, record_in_dispatch));
+            return e.Add(directory_base, record_in_dispatch);
+        };
+        // A module that no other node shares is never dispatched as a group (LoweringOptions::dispatch_group_member).
+        directory_first =
+            ctx_.options.dispatch_group_member ? b.IfElseValue(group_dispatch, ctx_.u32, group_entry, own_entry) : own_entry();
         local_workgroup = e.Mod(dispatched_linear, grid_size);
         gx = e.U32(g[0]);
         gy = e.U32(g[1]);
@@ -291,7 +292,7 @@ Result<bool> LaunchPass::Run(Module& module) {
         // The level pass wrote each member's first workgroup within the group (NodeState::group_first_workgroup), so
         // the workgroup's member is the last one whose first workgroup is at or before it, and the member's own linear
         // workgroup is the difference. Members without work have no workgroups and are never found.
-        const std::uint32_t linear = b.IfValue(group_dispatch, ctx_.u32, dispatched_linear, [&]() {
+        auto member_linear = [&]() {
             const std::uint32_t group_size =
                 e.Max(e.LoadScratchU32(e.Add(node_static_info_at(pushed_node), e.U32(offsets::kNodeStaticDispatchGroupSize))), e.U32(1));
             const std::uint32_t last_state = node_state_at(e.Sub(e.Add(pushed_node, group_size), e.U32(1)));
@@ -303,7 +304,10 @@ Result<bool> LaunchPass::Run(Module& module) {
             }));
             become_member(member);
             return e.Sub(dispatched_linear, e.LoadScratchU32(e.Add(node_state_at(member), e.U32(offsets::kNodeStateGroupFirstWorkgroup))));
-        });
+        };
+        const std::uint32_t linear = ctx_.options.dispatch_group_member
+                                         ? b.IfValue(group_dispatch, ctx_.u32, dispatched_linear, member_linear)
+                                         : dispatched_linear;
 
         const std::uint32_t me = e.LoadU32Var(ctx_.var_node_index);
         const std::uint32_t state = input_state_of(me);

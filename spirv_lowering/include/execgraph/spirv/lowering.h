@@ -50,6 +50,10 @@ struct LoweringOptions {
     // there the hand-off's code cost each group of every workgroup about 0.16 µs even where it was never used; GPUs
     // skip it at a branch on a push constant (docs/performance.md, "lavapipe: the level hand-off only where it pays").
     bool level_hand_off = true;
+    // Give the node the code a dispatch-group dispatch runs (docs/design.md, "Dispatch groups": the member search, or a
+    // static broadcast group's directory range), behind a branch on NodePushContext::output_table_base. Unset where no
+    // other node of the graph shares the node's lowered module: the layer then never dispatches it as a group.
+    bool dispatch_group_member = true;
     // What BuiltIn ShaderIndexAMDX reads when set (tools and tests). Unset, as the layer leaves it: the running node's
     // NodeStaticInfo::shader_index, where the layer writes its index (VkPipelineShaderStageNodeCreateInfoAMDX::index
     // overriding the module's ShaderIndexAMDX), so that the nodes of an array share one lowered module.
