@@ -203,7 +203,7 @@ VKAPI_ATTR VkResult VKAPI_CALL CreateDevice(VkPhysicalDevice physicalDevice, con
             state->hand_off_max_invocations_per_record =
                 HandOffMaxInvocationsPerRecordFor(instance->SupportOf(physicalDevice).device_type);
         } else {
-            // UINT32_MAX: no limit, as a dynamic grid has none.
+            // UINT32_MAX: no limit (a dynamic grid without MaxNumWorkgroupsAMDX has none).
             state->hand_off_max_invocations_per_record =
                 max_producer_invocations == UINT32_MAX ? UINT64_MAX : max_producer_invocations;
         }

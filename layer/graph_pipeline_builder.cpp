@@ -268,8 +268,8 @@ uint64_t StaticGridWorkgroups(const spirv::NodeInfo& info) {
 }
 
 // Invocations per record of the node, where its workgroups are full: one for a thread node, the workgroup over its
-// batch for a coalescing node, the grid's workgroups for a static broadcast node; a dynamic grid may have up to
-// 65535^3 workgroups.
+// batch for a coalescing node, the grid's workgroups for a static broadcast node, and for a dynamic grid the most it may
+// have (MaxNumWorkgroupsAMDX, to which the level pass clamps the records' grids; without it, up to 65535^3).
 uint64_t InvocationsPerRecord(const spirv::NodeInfo& info) {
     const uint64_t workgroup = uint64_t{info.local_size[0]} * info.local_size[1] * info.local_size[2];
     switch (info.launch) {
@@ -279,8 +279,9 @@ uint64_t InvocationsPerRecord(const spirv::NodeInfo& info) {
             return (workgroup + info.input_max_payloads - 1) / std::max<uint32_t>(info.input_max_payloads, 1);
         case spirv::LaunchKind::kBroadcastStatic:
             return info.static_grid ? StaticGridWorkgroups(info) * workgroup : UINT64_MAX;
-        default:
-            return UINT64_MAX;
+        case spirv::LaunchKind::kBroadcastDynamic:
+            if (!info.max_grid) return UINT64_MAX;
+            return uint64_t{(*info.max_grid)[0]} * (*info.max_grid)[1] * (*info.max_grid)[2] * workgroup;
     }
 }
 

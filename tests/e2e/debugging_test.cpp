@@ -189,7 +189,7 @@ class DebugLabels : public ::testing::Test {
     }
 
     // The direct_levels_max_producer_invocations setting. Without a limit, every device lowers the hello graph's
-    // firstNode (a dynamic broadcast node) with the level hand-off, as GPUs do by default; CPU devices would not.
+    // firstNode (a dynamic broadcast node) with the level hand-off, as GPUs do by default.
     static constexpr const char* kMaxProducerInvocations = "VK_EXECGRAPH_SHADER_ENQUEUE_DIRECT_LEVELS_MAX_PRODUCER_INVOCATIONS";
     static void SetNoProducerLimit() { setenv(kMaxProducerInvocations, "4294967295", 1); }
 
@@ -232,8 +232,8 @@ TEST_F(DebugLabels, NameTheDispatchEveryLevelAndEveryNodeDispatch) {
 // between two barriers, then its node dispatches, except a direct level ("Direct levels"), which the level before
 // prepares: one barrier, no meta dispatch. Dispatched from firstNode, the hello graph's levels 1 and 2 are direct (their
 // records can only go to secondNode and thirdNode, coalescing nodes); with the `direct_levels` setting off they have a
-// level pass like level 0, and so has level 1 where firstNode, whose records run up to 65535 workgroups of 64
-// invocations, is over `direct_levels_max_producer_invocations` (`level1_direct`). Level 0's records come from
+// level pass like level 0, and so has level 1 where firstNode, whose records run up to 16 workgroups of 2 invocations
+// (MaxNumWorkgroupsAMDX), is over `direct_levels_max_producer_invocations` (`level1_direct`). Level 0's records come from
 // vkCmdDispatchGraphAMDX, so the begin transfers wrote them, and as its only node, firstNode, is a dynamic broadcast node, they
 // also prepared its dispatch (layer/scheduler.cpp, HostLevelZero): its node dispatch follows the begin barrier, with nothing in its
 // region. With the setting off level 0's level pass follows the begin barrier: one barrier in its region, and no entry pass. A
@@ -272,10 +272,11 @@ TEST_F(DebugLabels, EachLevelHasOneMetaDispatchAndTwoBarriersUnlessItIsDirect) {
     ExpectLevelStructure(context, capture, true);
 }
 
-// firstNode is lowered without the hand-off, so the level after it has a level pass; secondNode, a thread node, still
-// prepares level 2. The report is then written by the finish pass, as with every direct last level.
+// Under a limit of 16 invocations per record, firstNode (up to 32) is lowered without the hand-off, so the level after it
+// has a level pass; secondNode, a thread node, still prepares level 2. The report is then written by the finish pass, as
+// with every direct last level.
 TEST_F(DebugLabels, ALevelAfterANodeOverTheProducerLimitHasALevelPass) {
-    setenv(kMaxProducerInvocations, "64", 1);
+    setenv(kMaxProducerInvocations, "16", 1);
     GraphTestContext context(WithCapture());
     ASSERT_TRUE(context.ok());
     CaptureReader capture;
