@@ -207,6 +207,17 @@ VKAPI_ATTR VkResult VKAPI_CALL CreateDevice(VkPhysicalDevice physicalDevice, con
             state->hand_off_max_invocations_per_record =
                 max_producer_invocations == UINT32_MAX ? UINT64_MAX : max_producer_invocations;
         }
+        switch (instance->settings.allocation_reservation) {
+            case AllocationReservation::kWorkgroup:
+                state->reserve_per_workgroup = true;
+                break;
+            case AllocationReservation::kSubgroup:
+                state->reserve_per_workgroup = false;
+                break;
+            case AllocationReservation::kAuto:
+                state->reserve_per_workgroup = ReservesPerWorkgroupFor(instance->SupportOf(physicalDevice).device_type);
+                break;
+        }
         VkPhysicalDeviceProperties properties;
         instance->dispatch.GetPhysicalDeviceProperties(physicalDevice, &properties);
         const uint32_t batch = instance->settings.thread_batch_size != 0 ? instance->settings.thread_batch_size

@@ -240,7 +240,8 @@ std::string LoweredPipelineKey(const NodeSource& source, const spirv::LoweringOp
                                 options.level_pass_records_per_workgroup,
                                 options.heap_holds_record_list,
                                 options.level_hand_off,
-                                options.dispatch_group_member};
+                                options.dispatch_group_member,
+                                options.reserve_per_workgroup};
     append_words(scalars, sizeof(scalars));
     return key;
 }
@@ -283,6 +284,7 @@ uint64_t InvocationsPerRecord(const spirv::NodeInfo& info) {
             if (!info.max_grid) return UINT64_MAX;
             return uint64_t{(*info.max_grid)[0]} * (*info.max_grid)[1] * (*info.max_grid)[2] * workgroup;
     }
+    return UINT64_MAX;  // not reached: every launch kind returns above
 }
 
 // Heap bytes per record: records keep their own alignment (8-byte members exist) and never share a 4-byte word.
@@ -762,6 +764,7 @@ GraphBuildResult BuildExecutionGraphPipeline(DeviceState& device, VkPipelineCach
         options.level_pass_records_per_workgroup = device.level_pass_records_per_workgroup;
         options.thread_batch_size = device.thread_batch_size;
         options.heap_holds_record_list = heap_holds_record_list;
+        options.reserve_per_workgroup = device.reserve_per_workgroup;
         options.validate = device.instance->settings.validate_lowered_shaders;
         options.optimize = device.instance->settings.optimize_lowered_shaders;
         for (const spirv::NodeOutputInfo& output : node.info.outputs) {

@@ -63,6 +63,8 @@ struct DeviceState {
     uint32_t level_pass_records_per_workgroup = kLevelPassRecordsPerWorkgroupGpu;  // LevelPassRecordsPerWorkgroupFor(the device's type)
     // The `direct_levels_max_producer_invocations` setting, or HandOffMaxInvocationsPerRecordFor(the device's type).
     std::optional<uint64_t> hand_off_max_invocations_per_record;
+    // The `allocation_reservation` setting, or ReservesPerWorkgroupFor(the device's type).
+    bool reserve_per_workgroup = true;
     uint32_t thread_batch_size = kThreadBatchSizeGpu;  // the `thread_batch_size` setting, or ThreadBatchSizeFor(the device's type)
     std::unique_ptr<DispatchReporter> reporter;     // reports dropped work at the application's synchronisation points
     // Numbers this device's execution graph pipelines 1, 2, ... in creation order: the "graph N" of shader dump file names

@@ -154,6 +154,16 @@ inline constexpr std::optional<uint64_t> HandOffMaxInvocationsPerRecordFor(VkPhy
     return type == VK_PHYSICAL_DEVICE_TYPE_CPU ? std::optional<uint64_t>(kHandOffMaxInvocationsPerRecordCpu) : std::nullopt;
 }
 
+// Whether a device reserves the Invocation-visibility allocations that every invocation of a broadcast or coalescing
+// workgroup reaches once per workgroup (spirv::LoweringOptions::reserve_per_workgroup) or once per subgroup.
+// - GPUs: per workgroup. Same-address atomics serialise in the L2; a producer of one record per invocation otherwise
+//   spends much of its time there.
+// - CPU devices: per subgroup. llvmpipe has no such contention, but runs every SIMD group of 8 lanes of a workgroup
+//   through all of the workgroup path (three workgroup barriers, each a switch through the workgroup's coroutines, the
+//   shared-memory atomics, and invocation 0's reservation with its lanes masked off): lavapipe's `thread_launch`
+//   producer level, 64 workgroups of 256 invocations, took about 600 µs with it and 390 without (docs/performance.md).
+inline constexpr bool ReservesPerWorkgroupFor(VkPhysicalDeviceType type) { return type != VK_PHYSICAL_DEVICE_TYPE_CPU; }
+
 // One indirect dispatch of a level: a node, or a dispatch group of consecutive nodes that share one lowered pipeline
 // (docs/design.md, "Dispatch groups"), dispatched together through its first node's arguments.
 struct LevelDispatch {

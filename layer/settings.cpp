@@ -17,6 +17,12 @@ namespace execgraph {
 
 namespace {
 
+constexpr SettingEnumName kAllocationReservationNames[] = {
+    {"auto", static_cast<uint64_t>(AllocationReservation::kAuto)},
+    {"workgroup", static_cast<uint64_t>(AllocationReservation::kWorkgroup)},
+    {"subgroup", static_cast<uint64_t>(AllocationReservation::kSubgroup)},
+};
+
 // The table. To add a setting: add the field to LayerSettings and one row here. The row's default text must
 // read back as the field's default (checked by SettingsTable.DefaultsMatchStruct).
 constexpr SettingDescriptor kSettingDescriptors[] = {
@@ -73,6 +79,11 @@ constexpr SettingDescriptor kSettingDescriptors[] = {
      "pass after their levels); 4294967295: no limit. 0: chosen by device type (every node on GPUs, 64 on CPU devices; "
      "see docs/settings.md).",
      SettingField<&LayerSettings::direct_levels_max_producer_invocations>()},
+    {"allocation_reservation", "auto",
+     "How lowered broadcast and coalescing nodes reserve payloads that every invocation of a workgroup allocates: "
+     "workgroup (one reservation per workgroup, between workgroup barriers), subgroup (one per subgroup), or auto: by "
+     "device type (workgroup on GPUs, subgroup on CPU devices; see docs/settings.md).",
+     SettingField<&LayerSettings::allocation_reservation>(), kAllocationReservationNames},
 };
 
 // A settings file larger than this is not a settings file; refuse it rather than read it into memory.

@@ -38,6 +38,9 @@ inline constexpr char kLayerName[] = "VK_LAYER_EXECGRAPH_shader_enqueue";
 inline constexpr char kSettingsFileKeyPrefix[] = "execgraph_shader_enqueue.";
 inline constexpr char kSettingsFileName[] = "vk_layer_settings.txt";
 
+// The `allocation_reservation` setting's values.
+enum class AllocationReservation : uint8_t { kAuto = 0, kWorkgroup = 1, kSubgroup = 2 };
+
 // Every setting of the layer, with its default. Keep in sync with the table in settings.cpp (a test checks
 // that each row's default text matches the default written here).
 struct LayerSettings {
@@ -75,6 +78,10 @@ struct LayerSettings {
     // The most invocations one record of a node may run for the node to get the level hand-off, which prepares a direct
     // level after it; 0: by device type (HandOffMaxInvocationsPerRecordFor in layer/scheduler.h).
     uint32_t direct_levels_max_producer_invocations = 0;
+    // How lowered broadcast and coalescing nodes reserve Invocation-visibility allocations that all their invocations
+    // reach (spirv::LoweringOptions::reserve_per_workgroup); kAuto: by device type (ReservesPerWorkgroupFor in
+    // layer/scheduler.h).
+    AllocationReservation allocation_reservation = AllocationReservation::kAuto;
 };
 
 enum class SettingType : uint8_t { kBool, kInt, kUint, kString, kEnum };

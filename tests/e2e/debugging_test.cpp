@@ -642,6 +642,42 @@ TEST_F(ShaderDumps, EveryNodeIsWrittenBeforeAndAfterLoweringAndAsGlsl) {
     EXPECT_EQ(std::distance(std::filesystem::directory_iterator(folder_), std::filesystem::directory_iterator()), 18);
 }
 
+// The allocation_reservation setting reaches the lowering: uniform_allocate_array's Entry node (36 invocations, every
+// one allocating) is lowered with its allocation reserved once per workgroup (seven workgroup barriers more) or once
+// per subgroup, as its dumped module's options record says; unset, by device type (lavapipe, a CPU device: subgroup).
+TEST_F(ShaderDumps, AllocationReservationSettingPicksHowUniformAllocationsReserve) {
+    constexpr const char* kVariable = "VK_EXECGRAPH_SHADER_ENQUEUE_ALLOCATION_RESERVATION";
+    spvtools::SpirvTools tools(SPV_ENV_VULKAN_1_3);
+    std::map<std::string, size_t> barriers;
+    for (const char* value : {"workgroup", "subgroup", ""}) {
+        SCOPED_TRACE(value);
+        if (*value != 0) setenv(kVariable, value, 1);
+        {
+            GraphTestContext context;
+            ASSERT_TRUE(context.ok());
+            TestBuffer uav = context.CreateBuffer(64, VK_BUFFER_USAGE_STORAGE_BUFFER_BIT);
+            VkPipelineLayout layout = context.CreateStorageBufferLayout({&uav});
+            EXPECT_NE(context.CreateGraph(UniformAllocateArrayStages(), layout), VK_NULL_HANDLE) << context.log().Problems();
+            context.Destroy(uav);
+            EXPECT_EQ(context.log().Problems(), "");
+        }
+        unsetenv(kVariable);
+        const std::vector<uint32_t> lowered = ReadWords((std::filesystem::path(folder_) / "graph1_Entry_0.lowered.spv").string());
+        std::string text;
+        ASSERT_TRUE(tools.Disassemble(lowered, &text, SPV_BINARY_TO_TEXT_OPTION_NO_HEADER));
+        const bool per_workgroup = std::string(value) == "workgroup";
+        EXPECT_NE(text.find(per_workgroup ? "reserve_per_workgroup=1" : "reserve_per_workgroup=0"), std::string::npos) << text;
+        for (size_t at = text.find("OpControlBarrier"); at != std::string::npos; at = text.find("OpControlBarrier", at + 1)) {
+            ++barriers[value];
+        }
+        std::filesystem::remove_all(folder_);
+        std::filesystem::create_directories(folder_);
+    }
+    // Three around the reservation, three around its retry where the heap overflows, one before the per-entry counts.
+    EXPECT_EQ(barriers["workgroup"], barriers["subgroup"] + 7);
+    EXPECT_EQ(barriers[""], barriers["subgroup"]);
+}
+
 // A dump that cannot be written is a warning: the pipeline is still created and the other files are still written.
 TEST_F(ShaderDumps, AFileThatCannotBeWrittenOnlyWarns) {
     std::filesystem::create_directories(std::filesystem::path(folder_) / "graph1_secondNode_0.glsl");  // blocks the file

@@ -168,27 +168,6 @@ TEST_F(GpuFaults, HeapOverflowBeforeADirectLastLevelIsReportedWithTheExactCount)
     context_.log().Clear();
 }
 
-// The same where allocations are reserved once per workgroup (uniform_allocate_array, 128-byte records to B[0..3]): the
-// workgroup whose range crosses the end of the heap reserves its record slots again for just the invocations whose
-// own range fits, and every later one fails. Every record asked for either runs or is reported as dropped for the full
-// heap, none twice.
-TEST_F(GpuFaults, HeapOverflowOfPerWorkgroupReservationsIsCountedExactly) {
-    constexpr uint32_t kEntries = 32;  // 32 x 252 invocations asking for 0 to 2 records: about 1 MiB of records
-    uint32_t asked = 0;
-    const std::vector<uint32_t> bases = UniformAllocateEntries(kEntries, &asked);
-    TestBuffer& uav = Uav(8);
-    ASSERT_NE(RunGraph(UniformAllocateArrayStages(), uav, {{"Entry", 0, kEntries, bases.data(), sizeof(uint32_t)}}), VK_NULL_HANDLE);
-    const uint32_t* counts = uav.As<uint32_t>();
-    const uint32_t ran = counts[1] + counts[3] + counts[5] + counts[7];
-    ASSERT_GT(ran, 0u);
-    ASSERT_LT(ran, asked) << "the heap did not overflow";
-    const std::vector<std::string> reports = DroppedWork();
-    ASSERT_EQ(reports.size(), 1u) << context_.log().Problems();
-    EXPECT_CONTAINS(reports[0], ": " + std::to_string(asked - ran) + " records were dropped");
-    EXPECT_CONTAINS(reports[0], "(the payload heap of a scratch half was full)");
-    context_.log().Clear();
-}
-
 // Records of at most 96 bytes (here 8) are reserved with one 64-bit atomic for heap bytes and record slots
 // (spirv::LoweringOptions::heap_holds_record_list), in a heap that always holds a full record list. So a level that
 // asks for more records than a half holds fills the list exactly and reports the rest as a full record list, never as
@@ -215,9 +194,50 @@ TEST_F(GpuFaults, RecordListOverflowOfOneAtomicReservationsFillsTheListExactly) 
     context_.log().Clear();
 }
 
-// The same where allocations are reserved once per workgroup (uniform_allocate_array with 8-byte records): the record
-// list fills exactly, and every record asked for either runs or is reported dropped for the full list.
-TEST_F(GpuFaults, RecordListOverflowOfOneAtomicWorkgroupReservationsFillsTheListExactly) {
+// The `allocation_reservation` setting, set before the fixture's context creates its instance (which reads it).
+struct AllocationReservationEnvironment {
+    static constexpr const char* kVariable = "VK_EXECGRAPH_SHADER_ENQUEUE_ALLOCATION_RESERVATION";
+    explicit AllocationReservationEnvironment(const char* value) { setenv(kVariable, value, 1); }
+    ~AllocationReservationEnvironment() { unsetenv(kVariable); }
+};
+
+// Uniform allocations of broadcast nodes reserve once per workgroup on GPUs and once per subgroup on CPU devices
+// (layer/scheduler.h, ReservesPerWorkgroupFor): both ways run on lavapipe here, each with its own overflow path.
+class GpuFaultsByReservation : private AllocationReservationEnvironment,
+                               public GpuFaults,
+                               public ::testing::WithParamInterface<const char*> {
+  protected:
+    GpuFaultsByReservation() : AllocationReservationEnvironment(GetParam()) {}
+};
+INSTANTIATE_TEST_SUITE_P(Reservation, GpuFaultsByReservation, ::testing::Values("workgroup", "subgroup"),
+                         [](const ::testing::TestParamInfo<const char*>& info) { return std::string(info.param); });
+
+// The same for allocations that every invocation of a workgroup reaches (uniform_allocate_array, 128-byte records to
+// B[0..3]), reserved once per workgroup or once per subgroup. Per workgroup, the workgroup whose range crosses the end of
+// the heap reserves its record slots again for just the invocations whose own range fits, and every later one fails.
+// Every record asked for either runs or is reported as dropped for the full heap, none twice.
+TEST_P(GpuFaultsByReservation, HeapOverflowOfUniformAllocationsIsCountedExactly) {
+    constexpr uint32_t kEntries = 32;  // 32 x 252 invocations asking for 0 to 2 records: about 1 MiB of records
+    uint32_t asked = 0;
+    const std::vector<uint32_t> bases = UniformAllocateEntries(kEntries, &asked);
+    TestBuffer& uav = Uav(8);
+    ASSERT_NE(RunGraph(UniformAllocateArrayStages(), uav, {{"Entry", 0, kEntries, bases.data(), sizeof(uint32_t)}}),
+              VK_NULL_HANDLE);
+    const uint32_t* counts = uav.As<uint32_t>();
+    const uint32_t ran = counts[1] + counts[3] + counts[5] + counts[7];
+    ASSERT_GT(ran, 0u);
+    ASSERT_LT(ran, asked) << "the heap did not overflow";
+    const std::vector<std::string> reports = DroppedWork();
+    ASSERT_EQ(reports.size(), 1u) << context_.log().Problems();
+    EXPECT_CONTAINS(reports[0], ": " + std::to_string(asked - ran) + " records were dropped");
+    EXPECT_CONTAINS(reports[0], "(the payload heap of a scratch half was full)");
+    context_.log().Clear();
+}
+
+// The same for allocations that every invocation of a workgroup reaches (uniform_allocate_array with 8-byte records),
+// reserved once per workgroup or once per subgroup: the record list fills exactly, and every record asked for either
+// runs or is reported dropped for the full list.
+TEST_P(GpuFaultsByReservation, RecordListOverflowOfOneAtomicUniformAllocationsFillsTheListExactly) {
     constexpr uint32_t kEntries = 80;  // 80 x 252 invocations asking for 0 to 2 records: 20160 records
     uint32_t asked = 0;
     const std::vector<uint32_t> bases = UniformAllocateEntries(kEntries, &asked);

@@ -804,6 +804,32 @@ TEST(LoweringFeatures, UniformAllocationReservesOncePerWorkgroup) {
     EXPECT_EQ(global_adds_of_workgroup_totals, 4u) << lowered.text;
 }
 
+// The same allocation lowered with LoweringOptions::reserve_per_workgroup unset (what CPU devices get: llvmpipe runs
+// every SIMD group through the workgroup path's barriers and masked code) reserves once per subgroup, as allocations in
+// divergent control flow do: no workgroup barrier or workgroup-memory atomic of the reservation, and the target's records
+// counted per subgroup after the same-target vote.
+TEST(LoweringFeatures, UniformAllocationReservesPerSubgroupWhereTheOptionsSaySo) {
+    const Module module = LoadCorpus("output_single_late_constants.spvasm");
+    const NodeInfo info = MustAnalyze(module, "main");
+    LoweringOptions options = MakeOptions(module, info);
+    options.reserve_per_workgroup = false;
+    const Lowered lowered = MustLower(module, info, options);
+    EXPECT_EQ(CountOf(lowered.text, "OpControlBarrier"), kLevelHandOffBarriers) << lowered.text;
+    EXPECT_EQ(CountOf(lowered.text, "OpGroupNonUniformAllEqual"), 1u) << lowered.text;
+    EXPECT_TRUE(Contains(lowered.text, "reserve_per_workgroup=0")) << lowered.text;
+    const Lowered per_workgroup = LowerCorpus("output_single_late_constants.spvasm");
+    EXPECT_TRUE(Contains(per_workgroup.text, "reserve_per_workgroup=1")) << per_workgroup.text;
+    auto workgroup_variables = [](const Lowered& l) {
+        std::size_t count = 0;
+        for (const Instruction& inst : l.module.section(Section::kTypesValues)) {
+            count += inst.opcode() == Op::OpVariable && inst.Word(0) == static_cast<std::uint32_t>(StorageClass::Workgroup);
+        }
+        return count;
+    };
+    // The workgroup's heap and record totals, their bases, whether its heap range fits, and the per-entry counts.
+    EXPECT_EQ(workgroup_variables(per_workgroup) - workgroup_variables(lowered), 6u) << lowered.text;
+}
+
 // An output table too long for per-entry workgroup counters (over 256 entries; the node's outputs share a 2 KiB budget)
 // keeps the reservation per workgroup but counts each target's records per subgroup: no barrier before the counts, the
 // same-target vote instead.
@@ -1147,9 +1173,9 @@ TEST(LoweringOptionsRecord, NamesEveryOptionThatBecomesAConstantAndIsInTheModule
     options.thread_batch_size = 64;
     options.level_pass_records_per_workgroup = 512;
     const std::string record = LoweringOptionsRecord(options);
-    for (const char* field :
-         {"context_offset=", "input_record_stride=", "thread_batch_size=64", "level_pass_records_per_workgroup=512",
-          "heap_holds_record_list=", "shader_index=scratch", "outputs="}) {
+    for (const char* field : {"context_offset=", "input_record_stride=", "thread_batch_size=64",
+                              "level_pass_records_per_workgroup=512", "heap_holds_record_list=", "level_hand_off=1",
+                              "dispatch_group_member=1", "reserve_per_workgroup=1", "shader_index=scratch", "outputs="}) {
         EXPECT_TRUE(Contains(record, field)) << field << " missing from " << record;
     }
     const Lowered lowered = MustLower(module, info, options);

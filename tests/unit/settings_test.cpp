@@ -179,6 +179,7 @@ TEST(SettingsTable, ContainsTheInitialSettings) {
         {"thread_batch_size", SettingType::kUint},
         {"direct_levels", SettingType::kBool},
         {"direct_levels_max_producer_invocations", SettingType::kUint},
+        {"allocation_reservation", SettingType::kEnum},
     };
     std::map<std::string_view, SettingType> actual;
     for (const SettingDescriptor& row : SettingDescriptors()) {

@@ -448,8 +448,10 @@ class OutputHelpers {
     // Whether Invocation-visibility allocations in workgroup-uniform control flow (WorkgroupUniformBlocks) reserve once
     // per workgroup: all of a broadcast or coalescing node's invocations reach them and may meet at workgroup barriers
     // there. Not in thread nodes: in the spec each invocation is its own workgroup, and the lowering batches unrelated
-    // records into one.
-    bool ReservesPerWorkgroup() const { return ctx_.info.launch != LaunchKind::kThread && WorkgroupInvocations() > 1; }
+    // records into one. Not where the options ask for subgroup reservations (LoweringOptions::reserve_per_workgroup).
+    bool ReservesPerWorkgroup() const {
+        return ctx_.options.reserve_per_workgroup && ctx_.info.launch != LaunchKind::kThread && WorkgroupInvocations() > 1;
+    }
 
     // Address of entry `index` (< the table's length) of the output's table.
     std::uint32_t TableEntry(Emitter& e, std::uint32_t output, std::uint32_t index) {

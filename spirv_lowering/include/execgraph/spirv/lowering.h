@@ -54,6 +54,14 @@ struct LoweringOptions {
     // static broadcast group's directory range), behind a branch on NodePushContext::output_table_base. Unset where no
     // other node of the graph shares the node's lowered module: the layer then never dispatches it as a group.
     bool dispatch_group_member = true;
+    // Reserve an Invocation-visibility allocation that every invocation of a broadcast or coalescing workgroup reaches
+    // once per workgroup: subgroups take their ranges with workgroup-memory atomics between three workgroup barriers, and
+    // invocation 0 makes the reservation. GPUs serialise same-address atomics in the L2, so one per workgroup instead of
+    // one per subgroup pays there. Unset, such allocations reserve once per subgroup, as all others do: llvmpipe runs
+    // every SIMD group of a workgroup through the workgroup path's barriers, shared atomics and invocation 0's code with
+    // its lanes masked off, and has no atomic contention to save (lavapipe's `thread_launch` producer level: about 35%
+    // of its time, docs/performance.md).
+    bool reserve_per_workgroup = true;
     // What BuiltIn ShaderIndexAMDX reads when set (tools and tests). Unset, as the layer leaves it: the running node's
     // NodeStaticInfo::shader_index, where the layer writes its index (VkPipelineShaderStageNodeCreateInfoAMDX::index
     // overriding the module's ShaderIndexAMDX), so that the nodes of an array share one lowered module.
