@@ -198,6 +198,7 @@ VKAPI_ATTR VkResult VKAPI_CALL CreateDevice(VkPhysicalDevice physicalDevice, con
         state->level_pass_records_per_workgroup = records_per_workgroup != 0
                                                       ? records_per_workgroup
                                                       : LevelPassRecordsPerWorkgroupFor(instance->SupportOf(physicalDevice).device_type);
+        state->indirect_level_pass = LevelPassDispatchedIndirectlyFor(instance->SupportOf(physicalDevice).device_type);
         const uint32_t max_producer_invocations = instance->settings.direct_levels_max_producer_invocations;
         if (max_producer_invocations == 0) {
             state->hand_off_max_invocations_per_record =

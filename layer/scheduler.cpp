@@ -372,9 +372,12 @@ std::optional<HostLevelZero> LayOutHostLevelZero(const VkDispatchGraphCountInfoA
     HalfHeader half{};
     half.heap_top = heap_top;
     half.record_count = slot;
-    // One level-pass workgroup per records_per_level_pass_workgroup records, as the entry pass asks for them.
+    // One level-pass workgroup per records_per_level_pass_workgroup records, as the entry pass asks for them, and at least
+    // one: a CPU device dispatches the pass by this word and the two after it (HalfHeader).
     const uint32_t per_workgroup = std::max(records_per_level_pass_workgroup, 1u);
-    half.level_pass_workgroups = std::min((slot + per_workgroup - 1) / per_workgroup, runtime::kDispatchSplitWidth);
+    half.level_pass_workgroups = std::clamp((slot + per_workgroup - 1) / per_workgroup, 1u, runtime::kDispatchSplitWidth);
+    half.level_pass_dispatch_y = 1;
+    half.level_pass_dispatch_z = 1;
     AppendHostWrite(level, 0, &half, sizeof(half), false);
     uint32_t written_to = sizeof(HalfHeader);
     // Zero states between two written ones (or before the record list) are filled where the run is long, else written.
@@ -443,11 +446,30 @@ constexpr VkAccessFlags2 kShaderReadWrite = VK_ACCESS_2_SHADER_STORAGE_READ_BIT 
 }  // namespace
 
 SchedulerRecorder::SchedulerRecorder(const DeviceDispatchTable* dispatch, MetaPipelines* pipelines, bool use_synchronization2,
-                                     uint32_t level_pass_records_per_workgroup)
+                                     uint32_t level_pass_records_per_workgroup, bool indirect_level_pass)
     : dispatch_(dispatch),
       pipelines_(pipelines),
       use_synchronization2_(use_synchronization2),
-      level_pass_records_per_workgroup_(level_pass_records_per_workgroup) {}
+      level_pass_records_per_workgroup_(level_pass_records_per_workgroup),
+      indirect_level_pass_(indirect_level_pass) {}
+
+void SchedulerRecorder::ClearHalves(VkCommandBuffer cmd, const ScratchBinding& scratch, const ScratchLayout& layout,
+                                    uint32_t first_half) const {
+    for (uint32_t half = first_half; half < 2; ++half) {
+        const VkDeviceSize at = scratch.offset + layout.half_offset[half];
+        const VkDeviceSize states = VkDeviceSize(layout.node_count) * sizeof(NodeState);
+        if (!indirect_level_pass_) {
+            dispatch_->CmdFillBuffer(cmd, scratch.buffer, at, sizeof(HalfHeader) + states, 0);
+            continue;
+        }
+        HalfHeader cleared{};
+        cleared.level_pass_workgroups = 1;
+        cleared.level_pass_dispatch_y = 1;
+        cleared.level_pass_dispatch_z = 1;
+        UpdateBuffer(cmd, scratch.buffer, at, &cleared, sizeof(cleared));
+        if (states != 0) dispatch_->CmdFillBuffer(cmd, scratch.buffer, at + sizeof(HalfHeader), states, 0);
+    }
+}
 
 void SchedulerRecorder::UpdateBuffer(VkCommandBuffer cmd, VkBuffer buffer, VkDeviceSize offset, const void* data, size_t size) const {
     // Callers pass 4-byte multiples at 4-byte aligned offsets (VUID-vkCmdUpdateBuffer-dstOffset-00036, -dataSize-00038).
@@ -554,10 +576,7 @@ RecordResult SchedulerRecorder::RecordInitialize(VkCommandBuffer cmd, const Scra
     if (!output_table.empty()) {
         UpdateBuffer(cmd, scratch.buffer, scratch.offset + layout->output_table_offset, output_table.data(), output_table.size_bytes());
     }
-    for (uint32_t half = 0; half < 2; ++half) {
-        dispatch_->CmdFillBuffer(cmd, scratch.buffer, scratch.offset + layout->half_offset[half],
-                                 sizeof(HalfHeader) + VkDeviceSize(layout->node_count) * sizeof(NodeState), 0);
-    }
+    ClearHalves(cmd, scratch, *layout, 0);
     // Later graph commands (ours start with transfers too) and the application's compute-stage accesses.
     Barrier(cmd, VK_PIPELINE_STAGE_2_TRANSFER_BIT, VK_ACCESS_2_TRANSFER_WRITE_BIT,
             VK_PIPELINE_STAGE_2_COMPUTE_SHADER_BIT | VK_PIPELINE_STAGE_2_TRANSFER_BIT,
@@ -796,6 +815,10 @@ RecordResult SchedulerRecorder::RecordDispatch(VkCommandBuffer cmd, const Scratc
         }
     }
 
+    // What the barriers before a fused level pass add where the pass reads its workgroup count (indirect_level_pass_).
+    const VkPipelineStageFlags2 level_pass_indirect_stage = indirect_level_pass_ ? VK_PIPELINE_STAGE_2_DRAW_INDIRECT_BIT : 0;
+    const VkAccessFlags2 level_pass_indirect_access = indirect_level_pass_ ? VK_ACCESS_2_INDIRECT_COMMAND_READ_BIT : 0;
+
     // 1. Begin (transfers). Host entries for the entry pass are staged in half 1's heap, free until level 0's nodes write
     // it.
     const VkDeviceAddress staging = scratch.address + layout->HeapOffset(1);
@@ -929,10 +952,7 @@ RecordResult SchedulerRecorder::RecordDispatch(VkCommandBuffer cmd, const Scratc
     }
     // Both halves' counters start cleared; a host-written half 0 is written whole instead (the regions of transfers
     // between two barriers must not overlap).
-    for (uint32_t half = host_level_zero ? 1 : 0; half < 2; ++half) {
-        dispatch_->CmdFillBuffer(cmd, scratch.buffer, scratch.offset + layout->half_offset[half],
-                                 sizeof(HalfHeader) + VkDeviceSize(node_count) * sizeof(NodeState), 0);
-    }
+    ClearHalves(cmd, scratch, *layout, host_level_zero ? 1 : 0);
     if (host_level_zero) {
         for (const HostLevelZero::Write& write : host_level_zero->writes) {
             const VkDeviceSize at = scratch.offset + layout->half_offset[0] + write.offset;
@@ -954,8 +974,10 @@ RecordResult SchedulerRecorder::RecordDispatch(VkCommandBuffer cmd, const Scratc
                 VK_PIPELINE_STAGE_2_COMPUTE_SHADER_BIT | VK_PIPELINE_STAGE_2_DRAW_INDIRECT_BIT,
                 kShaderReadWrite | VK_ACCESS_2_INDIRECT_COMMAND_READ_BIT);
     } else {
-        Barrier(cmd, VK_PIPELINE_STAGE_2_TRANSFER_BIT, VK_ACCESS_2_TRANSFER_WRITE_BIT, VK_PIPELINE_STAGE_2_COMPUTE_SHADER_BIT,
-                kShaderReadWrite);
+        // An indirect level pass (a CPU device's) reads its workgroup count from the counters these transfers cleared or
+        // wrote.
+        Barrier(cmd, VK_PIPELINE_STAGE_2_TRANSFER_BIT, VK_ACCESS_2_TRANSFER_WRITE_BIT,
+                VK_PIPELINE_STAGE_2_COMPUTE_SHADER_BIT | level_pass_indirect_stage, kShaderReadWrite | level_pass_indirect_access);
     }
 
     // 2. Entries into half 0, unless the begin transfers wrote them: then level 0's pass follows the begin barrier, and
@@ -1009,7 +1031,9 @@ RecordResult SchedulerRecorder::RecordDispatch(VkCommandBuffer cmd, const Scratc
             // The previous step's writes (entry pass or nodes), and its indirect reads of the args this level's pass clears.
             // Level 0 written by the begin transfers follows their barrier.
             if (level != 0 || !host_level_zero) {
-                Barrier(cmd, kPriorStages, VK_ACCESS_2_SHADER_STORAGE_WRITE_BIT, VK_PIPELINE_STAGE_2_COMPUTE_SHADER_BIT, kShaderReadWrite);
+                Barrier(cmd, kPriorStages, VK_ACCESS_2_SHADER_STORAGE_WRITE_BIT,
+                        VK_PIPELINE_STAGE_2_COMPUTE_SHADER_BIT | level_pass_indirect_stage,
+                        kShaderReadWrite | level_pass_indirect_access);
             }
             if (fused) {
                 // Enough workgroups for a full record list; those past what the producers asked for return at once. Where
@@ -1018,8 +1042,20 @@ RecordResult SchedulerRecorder::RecordDispatch(VkCommandBuffer cmd, const Scratc
                     level < plan.list_directory_group.size() ? plan.list_directory_group[level] : kInvalidNode;
                 const LevelParams level_params{scratch.address, input_half,    level, has_dispatch_groups, shared_counts | keep_statistics,
                                                plan.graph_tag,  list_directory_group};
-                RunMeta(cmd, level == checking_level ? checking_level_pass : level_pass, meta_layout, &level_params,
-                        sizeof(level_params), list_directory_group != kInvalidNode ? 1u : level_workgroups);
+                const VkPipeline pass = level == checking_level ? checking_level_pass : level_pass;
+                if (list_directory_group != kInvalidNode) {
+                    RunMeta(cmd, pass, meta_layout, &level_params, sizeof(level_params), 1u);
+                } else if (indirect_level_pass_) {
+                    // Exactly the workgroups the producers asked for (HalfHeader::level_pass_workgroups, at least 1).
+                    dispatch_->CmdBindPipeline(cmd, VK_PIPELINE_BIND_POINT_COMPUTE, pass);
+                    dispatch_->CmdPushConstants(cmd, meta_layout, VK_SHADER_STAGE_COMPUTE_BIT, 0, sizeof(level_params),
+                                                &level_params);
+                    dispatch_->CmdDispatchIndirect(
+                        cmd, scratch.buffer,
+                        scratch.offset + layout->half_offset[input_half] + offsetof(HalfHeader, level_pass_workgroups));
+                } else {
+                    RunMeta(cmd, pass, meta_layout, &level_params, sizeof(level_params), level_workgroups);
+                }
             } else {
                 RecordSplitLevelPasses(cmd, plan, scratch.address, input_half, level, {prepare, scatter, write_args, meta_layout},
                                        scatter_workgroups);

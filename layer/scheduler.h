@@ -108,12 +108,22 @@ inline constexpr uint32_t kFusedLevelMaxSharingNodes = 64;
 // workgroup, without the hand-off between workgroups, and a level of half a million records runs a thousand, which
 // scatter in parallel (on an H100, a fixed 32 workgroups spent about 0.1 ms per such level in their grid-stride loop).
 // On a CPU device (lavapipe runs each workgroup's invocations as coroutines, switching at every barrier) every
-// workgroup costs about 10 µs, so CPU devices use one for any realistic level.
+// workgroup costs about 10 µs, and a workgroup that returns at once still runs all of the pass's code with its lanes
+// masked off (about 26 µs a workgroup), so CPU devices dispatch the pass with exactly the workgroups the producers asked
+// for (LevelPassDispatchedIndirectlyFor) and one per 16384 records: a large level's scatter runs on several threads
+// (lavapipe's `append_rate`, 32 768 records to 64 nodes, ran its level pass in about 2.2 ms in one workgroup).
 inline constexpr uint32_t kLevelPassRecordsPerWorkgroupGpu = 512;
-inline constexpr uint32_t kLevelPassRecordsPerWorkgroupCpu = 1u << 20;
+inline constexpr uint32_t kLevelPassRecordsPerWorkgroupCpu = 16384;
 inline constexpr uint32_t LevelPassRecordsPerWorkgroupFor(VkPhysicalDeviceType type) {
     return type == VK_PHYSICAL_DEVICE_TYPE_CPU ? kLevelPassRecordsPerWorkgroupCpu : kLevelPassRecordsPerWorkgroupGpu;
 }
+
+// Whether the fused level pass is dispatched indirectly, with the workgroups its level's producers asked for
+// (HalfHeader::level_pass_workgroups and the two words after it, a VkDispatchIndirectCommand), rather than with enough
+// workgroups for a full record list of which those past the asked count return at once. GPUs retire such workgroups for
+// almost nothing and keep the direct dispatch, which waits for no indirect-argument read. CPU devices run every
+// workgroup through all of the pass's code, so they dispatch indirectly.
+inline constexpr bool LevelPassDispatchedIndirectlyFor(VkPhysicalDeviceType type) { return type == VK_PHYSICAL_DEVICE_TYPE_CPU; }
 
 // Invocations of a fused level pass workgroup (specialization constant 0 of meta_shaders/level.comp). A CPU device
 // (lavapipe's llvmpipe) runs a workgroup as SIMD groups of 8 lanes, and masks lanes off at a branch instead of jumping:
@@ -330,8 +340,10 @@ class SchedulerRecorder {
     // `use_synchronization2`: record barriers with vkCmdPipelineBarrier2 (needs the synchronization2 feature enabled on
     // the device) or, when false, the equivalent vkCmdPipelineBarrier.
     // `level_pass_records_per_workgroup`: GraphHeader::level_pass_records_per_workgroup (LevelPassRecordsPerWorkgroupFor).
+    // `indirect_level_pass`: dispatch the fused level pass indirectly (LevelPassDispatchedIndirectlyFor).
     SchedulerRecorder(const DeviceDispatchTable* dispatch, MetaPipelines* pipelines, bool use_synchronization2 = true,
-                      uint32_t level_pass_records_per_workgroup = kLevelPassRecordsPerWorkgroupGpu);
+                      uint32_t level_pass_records_per_workgroup = kLevelPassRecordsPerWorkgroupGpu,
+                      bool indirect_level_pass = false);
 
     // vkCmdInitializeGraphScratchMemoryAMDX: writes the GraphHeader (magic, graph_tag, capacities for scratch.size,
     // cleared counters and status), NodeStaticInfo[] and the output tables, and clears both halves' counters. Uses
@@ -353,6 +365,9 @@ class SchedulerRecorder {
     void RunMeta(VkCommandBuffer cmd, VkPipeline pipeline, VkPipelineLayout layout, const void* params, uint32_t params_size,
                  uint32_t workgroups) const;
     void BeginLabel(VkCommandBuffer cmd, const std::string& text) const;
+    // Clears the counters and node states of halves first_half..1 (transfers). With indirect level passes the counters'
+    // level_pass_workgroups and the two words after it start at 1, the pass's VkDispatchIndirectCommand; else all zero.
+    void ClearHalves(VkCommandBuffer cmd, const ScratchBinding& scratch, const ScratchLayout& layout, uint32_t first_half) const;
     struct SplitPipelines {
         VkPipeline prepare, scatter, write_args;
         VkPipelineLayout layout;
@@ -366,6 +381,7 @@ class SchedulerRecorder {
     MetaPipelines* pipelines_;
     bool use_synchronization2_;
     uint32_t level_pass_records_per_workgroup_;
+    bool indirect_level_pass_;
 };
 
 }  // namespace execgraph

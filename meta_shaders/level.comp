@@ -374,7 +374,7 @@ void main() {
     if (gl_GlobalInvocationID.x == 0u) {
         output_half.heap_top = 0u;
         output_half.record_count = 0u;
-        output_half.level_pass_workgroups = 0u;  // producers raise it
+        output_half.level_pass_workgroups = 1u;  // producers raise it; at least 1, as a CPU device dispatches by it
     }
 
     // 3. Scatter, grid-stride: each entry to its node and to every node that shares its node's input; nothing when the
@@ -562,7 +562,7 @@ void main() {
         if (t == 0u) {
             input_half.heap_top = 0u;
             input_half.record_count = 0u;
-            input_half.level_pass_workgroups = 0u;
+            input_half.level_pass_workgroups = 1u;  // at least 1 (HalfHeader)
         }
     }
     // Where the scheduler records no finish pass, the pass of the last level writes the report: that level's nodes have

@@ -88,6 +88,8 @@ const uint kHalfHeaderHeapTopOffset = 0u;
 const uint kHalfHeaderRecordCountOffset = 4u;
 const uint kHalfHeaderLevelPassDoneOffset = 8u;
 const uint kHalfHeaderLevelPassWorkgroupsOffset = 12u;
+const uint kHalfHeaderLevelPassDispatchYOffset = 16u;
+const uint kHalfHeaderLevelPassDispatchZOffset = 20u;
 const uint kNodeStateSize = 48u;
 const uint kNodeStateRecordCountOffset = 0u;
 const uint kNodeStateDirectoryBaseOffset = 4u;
@@ -190,8 +192,11 @@ layout(buffer_reference, std430, buffer_reference_align = 8) buffer Half {
     uint heap_top;
     uint record_count;
     uint level_pass_done;  // workgroups of the fused level pass (level.comp) or the finish pass (finish.comp) that finished
-    uint level_pass_workgroups;
-    uint half_header_padding[kHalfHeaderSize / 4u - 4u];  // HalfHeader::padding: the counters' own L2 line
+    uint level_pass_workgroups;  // at least 1 once cleared here; with the two words after it, a CPU device's level pass
+                                 // VkDispatchIndirectCommand (HalfHeader)
+    uint level_pass_dispatch_y;
+    uint level_pass_dispatch_z;
+    uint half_header_padding[kHalfHeaderSize / 4u - 6u];  // HalfHeader::padding: the counters' own L2 line
     NodeState nodes[];
 };
 

@@ -92,6 +92,8 @@ TEST(LayoutConsistency, GlslConstantsMatchTheCppHeader) {
         {"kHalfHeaderRecordCountOffset", offsetof(HalfHeader, record_count)},
         {"kHalfHeaderLevelPassDoneOffset", offsetof(HalfHeader, level_pass_done)},
         {"kHalfHeaderLevelPassWorkgroupsOffset", offsetof(HalfHeader, level_pass_workgroups)},
+        {"kHalfHeaderLevelPassDispatchYOffset", offsetof(HalfHeader, level_pass_dispatch_y)},
+        {"kHalfHeaderLevelPassDispatchZOffset", offsetof(HalfHeader, level_pass_dispatch_z)},
         {"kNodeStateSize", sizeof(NodeState)},
         {"kNodeStateRecordCountOffset", offsetof(NodeState, record_count)},
         {"kNodeStateDirectoryBaseOffset", offsetof(NodeState, directory_base)},
@@ -176,7 +178,7 @@ TEST(LayoutConsistency, GlslStructsMatchTheCppStructs) {
     reinterpret_cast<NodeStaticInfo*>(expected.data() + 256)[1] =
         NodeStaticInfo{101, 102, {103, 104, 105}, 106, 107, 108, 109, 110, 111, 112, 113, 114, 115, 116};
     auto* expected_half = reinterpret_cast<HalfHeader*>(expected.data() + 512);
-    *expected_half = HalfHeader{201, 202, 203, 204};
+    *expected_half = HalfHeader{201, 202, 203, 204, 215, 216};
     reinterpret_cast<NodeState*>(expected.data() + 512 + sizeof(HalfHeader))[1] =
         NodeState{205, 206, 207, {208, 209, 210}, 0x1122334455667788ull, 211, 212, 213, 214};
     reinterpret_cast<RecordEntry*>(expected.data() + 1024)[1] = RecordEntry{301, 302, 303, 304};

@@ -202,9 +202,10 @@ Result<bool> LevelHandOffPass::Run(Module& module) {
                          [&]() { e.StoreScratchU32(e.U32(offsets::kHeaderLevelsRun), e.Add(next_level, e.U32(1))); });
                     e.AtomicScratch(Op::OpAtomicUMax, e.U32(offsets::kHeaderHeapHighWater), heap_top);
                     e.AtomicScratch(Op::OpAtomicUMax, e.U32(offsets::kHeaderRecordHighWater), record_top);
-                    // The input half receives level L + 1's outputs: its counters start at zero.
+                    // The input half receives level L + 1's outputs: its counters start cleared.
                     const std::uint32_t zero = e.U32(0);
-                    e.StoreScratchU32x4(input_half, {zero, zero, zero, zero});
+                    // level_pass_workgroups is at least 1: a CPU device dispatches the level pass by it (HalfHeader).
+                    e.StoreScratchU32x4(input_half, {zero, zero, zero, e.U32(1)});
                 });
                 // ... and so do its nodes' states, spread over the workgroup in 16-byte stores, neighbouring invocations
                 // at neighbouring addresses so that a subgroup's stores combine (as ClearNodeStates in scratch_layout.glsl;

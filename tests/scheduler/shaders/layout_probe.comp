@@ -53,6 +53,8 @@ void main() {
     half_ref.record_count = 202u;
     half_ref.level_pass_done = 203u;
     half_ref.level_pass_workgroups = 204u;
+    half_ref.level_pass_dispatch_y = 215u;
+    half_ref.level_pass_dispatch_z = 216u;
     half_ref.nodes[1] = NodeState(205u, 206u, 207u, uint[3](208u, 209u, 210u), 0x1122334455667788ul, 211u, 212u, 213u, 214u);
 
     RecordList records = RecordList(pc.out_base + 1024ul);

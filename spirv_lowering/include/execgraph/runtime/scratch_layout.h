@@ -150,15 +150,19 @@ struct HalfHeader {
     uint32_t record_count;  // entries appended to this half's record list (atomic)
     uint32_t level_pass_done;  // workgroups of the fused level pass (or the finish pass) that finished reading this half
                                // (atomic; 0 between passes)
-    // Workgroups of the fused level pass that reads this half: 0 when the half is cleared, and each producer that appends
-    // past a multiple of GraphHeader::level_pass_records_per_workgroup raises it to cover its records (atomicMax), so
-    // that the pass runs one workgroup per that many records (at least one; the scheduler launches enough for a full
-    // record list and the others return at once).
+    // Workgroups of the fused level pass that reads this half: 1 when the half is cleared (0 only where the scheduler
+    // zero-fills a GPU's halves), and each producer that appends past a multiple of
+    // GraphHeader::level_pass_records_per_workgroup raises it to cover its records (atomicMax), so that the pass runs
+    // one workgroup per that many records (at least one). On GPUs the scheduler launches enough workgroups for a full
+    // record list and the others return at once; a CPU device runs every workgroup through all of the pass's code, so
+    // there the pass is dispatched indirectly, with this word and the two after it as its VkDispatchIndirectCommand.
     uint32_t level_pass_workgroups;
+    uint32_t level_pass_dispatch_y;  // 1 where the level pass is dispatched indirectly (CPU devices), else unused
+    uint32_t level_pass_dispatch_z;  // 1 likewise
     // The counters above take one atomic from every producing workgroup or subgroup of a level. Padded to a whole L2
     // line (128 bytes on the GPUs measured), they share no line with the NodeState array, whose words the level's
     // other atomics hit: packed (16 bytes), the fan-out rows ran 4 to 6% slower on an H200 (docs/performance.md).
-    uint32_t padding[kHalfHeaderBytes / 4 - 4];
+    uint32_t padding[kHalfHeaderBytes / 4 - 6];
     // followed by: NodeState nodes[node_count]; RecordEntry records[record_capacity];
     //              DirectoryEntry directory[record_capacity]; heap bytes[heap_capacity] (16-byte aligned)
 };
