@@ -6,6 +6,8 @@
 #   bash scripts/gpu/stage.sh BUILD gpu; scripts/gpu/add-layer.sh OTHER_BUILD gpu/layer_other
 # and summarise with scripts/gpu/ab-compare.py OUT_DIR/ab.jsonl layer layer_other.
 #   bash ab.sh OUT_DIR ROUNDS "LAYER_FOLDER..." [WORKLOAD...]   (default: every workload of run.sh bench)
+# A layer folder may carry settings for its runs as FOLDER+VAR=VALUE[+VAR=VALUE...] (the mode is the whole token), to
+# compare settings of one build: "layer layer+VK_EXECGRAPH_SHADER_ENQUEUE_ALLOCATION_RESERVATION=subgroup".
 set -uo pipefail
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 export LD_LIBRARY_PATH=$here/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
@@ -20,16 +22,19 @@ if ((${#workloads[@]} == 0)); then
 fi
 mkdir -p "$out"
 for layer in $layers; do
-    [[ -f $here/$layer/VkLayer_execgraph_shader_enqueue.json ]] || { echo "no layer manifest in $here/$layer" >&2; exit 2; }
+    [[ -f $here/${layer%%+*}/VkLayer_execgraph_shader_enqueue.json ]] || { echo "no layer manifest in $here/${layer%%+*}" >&2; exit 2; }
 done
 # An idle GPU starts at low clocks: a throwaway run first (as run.sh bench).
 first=${layers%% *}
+first=${first%%+*}
 VK_ADD_LAYER_PATH=$here/$first "$here/bin/execgraph_workload_bench" --only thread_launch --runs 5 >/dev/null 2>&1
 status=0 scratch=$(mktemp -d)
 for round in $(seq 1 "$rounds"); do
     for workload in "${workloads[@]}"; do
         for layer in $layers; do
-            if ! VK_ADD_LAYER_PATH=$here/$layer timeout 120 "$here/bin/execgraph_workload_bench" --only "$workload" \
+            settings=()
+            [[ $layer == *+* ]] && IFS=+ read -ra settings <<<"${layer#*+}"
+            if ! env "${settings[@]}" VK_ADD_LAYER_PATH=$here/${layer%%+*} timeout 120 "$here/bin/execgraph_workload_bench" --only "$workload" \
                     --json "$scratch/run.json" >"$scratch/run.log" 2>&1; then
                 status=1
                 echo "== $workload with $layer failed" | tee -a "$out/failures.log"
