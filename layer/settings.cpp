@@ -63,7 +63,7 @@ constexpr SettingDescriptor kSettingDescriptors[] = {
      SettingField<&LayerSettings::debug_labels>()},
     {"level_pass_records_per_workgroup", "0",
      "Records each workgroup of the scheduler's level pass scatters: the producers of a level size that pass with one "
-     "workgroup per this many records. 0: chosen by device type (512 on GPUs, 1048576 on CPU devices).",
+     "workgroup per this many records. 0: chosen by device type (512 on GPUs, 16384 on CPU devices).",
      SettingField<&LayerSettings::level_pass_records_per_workgroup>()},
     {"thread_batch_size", "0",
      "Records one workgroup of a lowered thread node runs. 0: chosen by device type (see docs/settings.md); otherwise "

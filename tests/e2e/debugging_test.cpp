@@ -854,13 +854,13 @@ TEST_F(ShaderReplacements, AFileThatCannotReplaceTheNodeFailsPipelineCreation) {
     wider.replace(local_size.position(0), local_size.length(0),
                   std::regex_replace(std::string(local_size[0]), std::regex("LocalSize 32"), "LocalSize 64"));
     // The same module as another device would lower it: its level passes sized for another number of records per
-    // workgroup (a CPU device's default is 1048576, a GPU's 512; docs/debugging.md).
+    // workgroup (a CPU device's default is 16384, a GPU's 512; docs/debugging.md).
     std::smatch record;
     ASSERT_TRUE(std::regex_search(text, record,
                                   std::regex("OpModuleProcessed \"execgraph-lowering-options [^\"]*"
                                              "level_pass_records_per_workgroup=([0-9]+)[^\"]*\"\n")))
         << text;
-    const std::string ours = record[1], theirs = ours == "512" ? "1048576" : "512";
+    const std::string ours = record[1], theirs = ours == "512" ? "16384" : "512";
     std::string other_device = text;
     other_device.replace(
         record.position(0), record.length(0),

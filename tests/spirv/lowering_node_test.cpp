@@ -1196,11 +1196,11 @@ TEST(LoweringOptionsRecord, AReplacementLoweredWithOtherOptionsIsRefusedAndNames
     EXPECT_TRUE(CheckLoweredReplacement(ours.node.words, "main", ours.node).ok());
 
     LoweringOptions cpu = gpu;
-    cpu.level_pass_records_per_workgroup = 1048576;
+    cpu.level_pass_records_per_workgroup = 16384;
     const Lowered other = MustLower(module, info, cpu);
     Status refused = CheckLoweredReplacement(other.node.words, "main", ours.node);
     ASSERT_FALSE(refused.ok());
-    EXPECT_TRUE(Contains(refused.error().message, "level_pass_records_per_workgroup=1048576 where this node is lowered with 512"))
+    EXPECT_TRUE(Contains(refused.error().message, "level_pass_records_per_workgroup=16384 where this node is lowered with 512"))
         << refused.error().message;
     EXPECT_FALSE(Contains(refused.error().message, "thread_batch_size")) << refused.error().message;
 
