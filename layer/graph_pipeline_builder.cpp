@@ -241,7 +241,8 @@ std::string LoweredPipelineKey(const NodeSource& source, const spirv::LoweringOp
                                 options.heap_holds_record_list,
                                 options.level_hand_off,
                                 options.dispatch_group_member,
-                                options.reserve_per_workgroup};
+                                options.reserve_per_workgroup,
+                                options.indirect_level_pass};
     append_words(scalars, sizeof(scalars));
     return key;
 }
@@ -765,6 +766,7 @@ GraphBuildResult BuildExecutionGraphPipeline(DeviceState& device, VkPipelineCach
         options.thread_batch_size = device.thread_batch_size;
         options.heap_holds_record_list = heap_holds_record_list;
         options.reserve_per_workgroup = device.reserve_per_workgroup;
+        options.indirect_level_pass = device.indirect_level_pass;
         options.validate = device.instance->settings.validate_lowered_shaders;
         options.optimize = device.instance->settings.optimize_lowered_shaders;
         for (const spirv::NodeOutputInfo& output : node.info.outputs) {

@@ -830,6 +830,47 @@ TEST(LoweringFeatures, UniformAllocationReservesPerSubgroupWhereTheOptionsSaySo)
     EXPECT_EQ(workgroup_variables(per_workgroup) - workgroup_variables(lowered), 6u) << lowered.text;
 }
 
+// Where the scheduler dispatches level passes indirectly by HalfHeader::level_pass_workgroups (CPU devices), the level
+// hand-off clears a half's counters to (0, 0, 0, 1), so that no level pass is ever dispatched with no workgroups;
+// otherwise to zeros, as GPUs' zero-filled halves hold them.
+TEST(LoweringFeatures, LevelHandOffClearsLevelPassWorkgroupsToOneWhereLevelPassesAreIndirect) {
+    const Module module = LoadCorpus("thread_node.spvasm");
+    const NodeInfo info = MustAnalyze(module, "main");
+    // The constant uvec4 values the lowered code builds, as their four words.
+    auto constant_vectors = [](const Lowered& lowered) {
+        std::vector<std::array<std::uint32_t, 4>> vectors;
+        for (const Function& function : lowered.module.functions()) {
+            for (const BasicBlock& block : function.blocks) {
+                for (const Instruction& inst : block.instructions) {
+                    if (inst.opcode() != Op::OpCompositeConstruct || inst.OperandWordCount() != 4) continue;
+                    std::array<std::uint32_t, 4> words{};
+                    bool constant = true;
+                    for (std::size_t i = 0; i < 4 && constant; ++i) {
+                        const Instruction* def = lowered.module.FindDef(inst.Word(i));
+                        Result<std::uint32_t> value = EvaluateUint32(lowered.module, inst.Word(i));
+                        constant = def != nullptr && def->opcode() == Op::OpConstant && value.ok();
+                        if (constant) words[i] = *value;
+                    }
+                    if (constant) vectors.push_back(words);
+                }
+            }
+        }
+        return vectors;
+    };
+    const std::array<std::uint32_t, 4> zeros{0, 0, 0, 0}, cleared_for_indirect{0, 0, 0, 1};
+    LoweringOptions options = MakeOptions(module, info);
+    const Lowered direct = MustLower(module, info, options);
+    options.indirect_level_pass = true;
+    const Lowered indirect = MustLower(module, info, options);
+    const auto direct_vectors = constant_vectors(direct), indirect_vectors = constant_vectors(indirect);
+    EXPECT_NE(std::find(direct_vectors.begin(), direct_vectors.end(), zeros), direct_vectors.end()) << direct.text;
+    EXPECT_EQ(std::find(direct_vectors.begin(), direct_vectors.end(), cleared_for_indirect), direct_vectors.end()) << direct.text;
+    EXPECT_NE(std::find(indirect_vectors.begin(), indirect_vectors.end(), cleared_for_indirect), indirect_vectors.end())
+        << indirect.text;
+    EXPECT_TRUE(Contains(indirect.text, "indirect_level_pass=1")) << indirect.text;
+    EXPECT_TRUE(Contains(direct.text, "indirect_level_pass=0")) << direct.text;
+}
+
 // An output table too long for per-entry workgroup counters (over 256 entries; the node's outputs share a 2 KiB budget)
 // keeps the reservation per workgroup but counts each target's records per subgroup: no barrier before the counts, the
 // same-target vote instead.

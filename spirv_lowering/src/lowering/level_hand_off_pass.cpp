@@ -204,8 +204,8 @@ Result<bool> LevelHandOffPass::Run(Module& module) {
                     e.AtomicScratch(Op::OpAtomicUMax, e.U32(offsets::kHeaderRecordHighWater), record_top);
                     // The input half receives level L + 1's outputs: its counters start cleared.
                     const std::uint32_t zero = e.U32(0);
-                    // level_pass_workgroups is at least 1: a CPU device dispatches the level pass by it (HalfHeader).
-                    e.StoreScratchU32x4(input_half, {zero, zero, zero, e.U32(1)});
+                    // Where level passes are dispatched by level_pass_workgroups, it is at least 1 (HalfHeader).
+                    e.StoreScratchU32x4(input_half, {zero, zero, zero, ctx_.options.indirect_level_pass ? e.U32(1) : zero});
                 });
                 // ... and so do its nodes' states, spread over the workgroup in 16-byte stores, neighbouring invocations
                 // at neighbouring addresses so that a subgroup's stores combine (as ClearNodeStates in scratch_layout.glsl;
