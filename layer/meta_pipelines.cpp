@@ -23,6 +23,8 @@ ShaderCode CodeOf(MetaShader shader) {
         case MetaShader::kLevelCheckingInitialization:
         case MetaShader::kLevelSmallGraph:
         case MetaShader::kLevelCheckingInitializationSmallGraph:
+        case MetaShader::kLevelListDirectoryGroup:
+        case MetaShader::kLevelListDirectoryGroupSmallGraph:
             return {meta_shaders::kLevelSpv, &meta_shaders::kLevelSpvWords};
         case MetaShader::kFinish:
             return {meta_shaders::kFinishSpv, &meta_shaders::kFinishSpvWords};
@@ -91,21 +93,29 @@ VkResult MetaPipelines::Get(MetaShader shader, VkPipeline* pipeline) {
     pipeline_info.stage.module = module;
     pipeline_info.stage.pName = "main";
     // level.comp's workgroup size is its specialization constant 0 (local_size_x_id), constant 1 switches on the
-    // initialization check of a host-written level 0, and constant 2 bounds its per-node shared arrays; the other meta
-    // shaders have none.
-    const bool small_graph = shader == MetaShader::kLevelSmallGraph || shader == MetaShader::kLevelCheckingInitializationSmallGraph;
+    // initialization check of a host-written level 0, constant 2 bounds its per-node shared arrays, and constant 3 makes
+    // the variant of list-directory levels; the other meta shaders have none.
+    const bool small_graph = shader == MetaShader::kLevelSmallGraph ||
+                             shader == MetaShader::kLevelCheckingInitializationSmallGraph ||
+                             shader == MetaShader::kLevelListDirectoryGroupSmallGraph;
     const bool checks_initialization =
         shader == MetaShader::kLevelCheckingInitialization || shader == MetaShader::kLevelCheckingInitializationSmallGraph;
+    const bool list_directory_group =
+        shader == MetaShader::kLevelListDirectoryGroup || shader == MetaShader::kLevelListDirectoryGroupSmallGraph;
     const struct {
         uint32_t workgroup_size;
         VkBool32 checks_initialization;
         uint32_t max_nodes;
+        VkBool32 list_directory_group;
     } level_constants{level_workgroup_size_, checks_initialization ? VK_TRUE : VK_FALSE,
-                      small_graph ? kFusedLevelSmallGraphMaxNodes : kFusedLevelMaxNodes};
+                      small_graph ? kFusedLevelSmallGraphMaxNodes : kFusedLevelMaxNodes, list_directory_group ? VK_TRUE : VK_FALSE};
     const VkSpecializationMapEntry level_entries[] = {
-        {0, 0, sizeof(uint32_t)}, {1, sizeof(uint32_t), sizeof(VkBool32)}, {2, sizeof(uint32_t) + sizeof(VkBool32), sizeof(uint32_t)}};
-    const VkSpecializationInfo level_specialization{3, level_entries, sizeof(level_constants), &level_constants};
-    if (shader == MetaShader::kLevel || shader == MetaShader::kLevelCheckingInitialization || small_graph) {
+        {0, offsetof(decltype(level_constants), workgroup_size), sizeof(uint32_t)},
+        {1, offsetof(decltype(level_constants), checks_initialization), sizeof(VkBool32)},
+        {2, offsetof(decltype(level_constants), max_nodes), sizeof(uint32_t)},
+        {3, offsetof(decltype(level_constants), list_directory_group), sizeof(VkBool32)}};
+    const VkSpecializationInfo level_specialization{4, level_entries, sizeof(level_constants), &level_constants};
+    if (shader == MetaShader::kLevel || shader == MetaShader::kLevelCheckingInitialization || small_graph || list_directory_group) {
         pipeline_info.stage.pSpecializationInfo = &level_specialization;
     }
     pipeline_info.layout = layout;

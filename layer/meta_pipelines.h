@@ -17,7 +17,9 @@ namespace execgraph {
 // for the graph: the first level pass of a dispatch whose level 0 the host wrote (layer/scheduler.cpp, HostLevelZero),
 // level 0's or, where the host also prepared level 0 and rewrote only the tables it reads, level 1's. Every other level
 // pass is kLevel, without the check's code. The *SmallGraph pair is the same two passes with shared arrays for
-// kFusedLevelSmallGraphMaxNodes nodes (scheduler.h), for graphs of up to that many.
+// kFusedLevelSmallGraphMaxNodes nodes (scheduler.h), for graphs of up to that many. kLevelListDirectoryGroup (and its
+// *SmallGraph) is kLevel for levels whose record list is a dispatch group's directory (GraphPlan::list_directory_group),
+// compiled without the scatter those levels never run.
 enum class MetaShader : uint32_t {
     kEnqueueEntries,
     kPrepare,
@@ -28,6 +30,8 @@ enum class MetaShader : uint32_t {
     kLevelCheckingInitialization,
     kLevelSmallGraph,
     kLevelCheckingInitializationSmallGraph,
+    kLevelListDirectoryGroup,
+    kLevelListDirectoryGroupSmallGraph,
     kCount
 };
 

@@ -789,13 +789,17 @@ RecordResult SchedulerRecorder::RecordDispatch(VkCommandBuffer cmd, const Scratc
                                     !(last_level == 0 && host_prepared_level_zero) && (!is_direct(last_level) || last_level == 0);
     const bool finish_pass = leftover_check || (report.address != 0 && !report_by_preparer);
     VkPipeline enqueue = VK_NULL_HANDLE, prepare = VK_NULL_HANDLE, scatter = VK_NULL_HANDLE, write_args = VK_NULL_HANDLE,
-               level_pass = VK_NULL_HANDLE, checking_level_pass = VK_NULL_HANDLE, finish = VK_NULL_HANDLE;
+               level_pass = VK_NULL_HANDLE, checking_level_pass = VK_NULL_HANDLE, list_directory_pass = VK_NULL_HANDLE,
+               finish = VK_NULL_HANDLE;
     const bool small_graph = node_count <= kFusedLevelSmallGraphMaxNodes;
+    const bool has_list_directory_levels = std::any_of(plan.list_directory_group.begin(), plan.list_directory_group.end(),
+                                                       [](uint32_t node) { return node != kInvalidNode; });
     const std::pair<MetaShader, VkPipeline*> fused_pipelines[] = {
         {MetaShader::kEnqueueEntries, &enqueue},
         {small_graph ? MetaShader::kLevelSmallGraph : MetaShader::kLevel, &level_pass},
         {small_graph ? MetaShader::kLevelCheckingInitializationSmallGraph : MetaShader::kLevelCheckingInitialization,
          &checking_level_pass},
+        {small_graph ? MetaShader::kLevelListDirectoryGroupSmallGraph : MetaShader::kLevelListDirectoryGroup, &list_directory_pass},
         {MetaShader::kFinish, &finish}};
     const std::pair<MetaShader, VkPipeline*> split_pipelines[] = {{MetaShader::kEnqueueEntries, &enqueue},
                                                                   {MetaShader::kPrepare, &prepare},
@@ -807,6 +811,7 @@ RecordResult SchedulerRecorder::RecordDispatch(VkCommandBuffer cmd, const Scratc
         if (shader == MetaShader::kFinish && !finish_pass) continue;
         if (shader == MetaShader::kEnqueueEntries && host_level_zero) continue;
         if (&checking_level_pass == pipeline && checking_level == kInvalidNode) continue;
+        if (&list_directory_pass == pipeline && !has_list_directory_levels) continue;
         const VkResult created = pipelines_->Get(shader, pipeline);
         if (created != VK_SUCCESS) {
             result.result = created;
@@ -1042,7 +1047,11 @@ RecordResult SchedulerRecorder::RecordDispatch(VkCommandBuffer cmd, const Scratc
                     level < plan.list_directory_group.size() ? plan.list_directory_group[level] : kInvalidNode;
                 const LevelParams level_params{scratch.address, input_half,    level, has_dispatch_groups, shared_counts | keep_statistics,
                                                plan.graph_tag,  list_directory_group};
-                const VkPipeline pass = level == checking_level ? checking_level_pass : level_pass;
+                // A level whose record list is a group's directory runs the pass compiled without the scatter (MetaShader::
+                // kLevelListDirectoryGroup), unless it is the one that checks initialization.
+                const VkPipeline pass = level == checking_level                ? checking_level_pass
+                                        : list_directory_group != kInvalidNode ? list_directory_pass
+                                                                               : level_pass;
                 if (list_directory_group != kInvalidNode) {
                     RunMeta(cmd, pass, meta_layout, &level_params, sizeof(level_params), 1u);
                 } else if (indirect_level_pass_) {

@@ -40,6 +40,11 @@ layout(local_size_x_id = 0) in;
 // It checks that scratch was initialized for the graph, as the entry pass does where that runs. Other level passes
 // compile without the check.
 layout(constant_id = 1) const bool kChecksInitialization = false;
+// The level pass of a level whose record list is a dispatch group's directory (pc.list_directory_group names it): it
+// scatters nothing, so this variant compiles without the scatter (layer/meta_pipelines.h, kLevelListDirectoryGroup). A
+// CPU device runs every workgroup through all of a shader's code with its lanes masked off, so the scatter's code cost
+// such levels there even though none of it ran.
+layout(constant_id = 3) const bool kListDirectoryGroupPass = false;
 
 layout(push_constant) uniform Params {
     uint64_t scratch;
@@ -330,13 +335,14 @@ void main() {
     // The workgroups that take part: as many as the producers asked for (HalfHeader::level_pass_workgroups, one per
     // GraphHeader::level_pass_records_per_workgroup records), at least one, at most as many as were launched; the rest
     // return at once. (Dispatching the pass indirectly with that count would need the barrier before it to include
-    // DRAW_INDIRECT, which cost about 2.5 µs more per level on an H100 than these idle workgroups.)
+    // DRAW_INDIRECT, which cost about 2.5 µs more per level on an H100 than these idle workgroups. CPU devices, which run
+    // an idle workgroup through all of this code, do dispatch it so: layer/scheduler.h, LevelPassDispatchedIndirectlyFor.)
     // Where the record list is the group's directory (pc.list_directory_group), one workgroup writes the members' counts
     // and arguments and nothing is scattered, whatever the level's size: its work grows with the nodes, not the records.
     // The group's workgroups then run in the producers' order instead of member by member; on an H200 the shading of
     // the 10240x5760 classification took no longer that way (docs/performance.md, 2026-11-27 night: an earlier try had
     // also scattered every record with this one workgroup, which is what made it slow).
-    const bool list_is_group_directory = pc.list_directory_group != kInvalidNode;
+    const bool list_is_group_directory = kListDirectoryGroupPass || pc.list_directory_group != kInvalidNode;
     const uint workgroups = list_is_group_directory ? 1u : clamp(input_half.level_pass_workgroups, 1u, gl_NumWorkGroups.x);
     if (gl_WorkGroupID.x >= workgroups) return;
 
