@@ -1041,8 +1041,9 @@ RecordResult SchedulerRecorder::RecordDispatch(VkCommandBuffer cmd, const Scratc
                         kShaderReadWrite | level_pass_indirect_access);
             }
             if (fused) {
-                // Enough workgroups for a full record list; those past what the producers asked for return at once. Where
-                // the record list is the group's directory, one workgroup does the whole pass (meta_shaders/level.comp).
+                // Enough workgroups for a full record list; those past what the producers asked for return at once (a CPU
+                // device dispatches just those, indirectly). Where the record list is the group's directory, one
+                // workgroup does the whole pass (meta_shaders/level.comp).
                 const uint32_t list_directory_group =
                     level < plan.list_directory_group.size() ? plan.list_directory_group[level] : kInvalidNode;
                 const LevelParams level_params{scratch.address, input_half,    level, has_dispatch_groups, shared_counts | keep_statistics,
