@@ -52,6 +52,7 @@ struct GraphNode {
     VkPipeline pipeline = VK_NULL_HANDLE;
     std::array<uint32_t, 3> lowered_local_size{1, 1, 1};
     bool level_hand_off = true;  // its lowered module has the level hand-off (spirv::LoweringOptions::level_hand_off)
+    bool group_level_hand_off = false;  // ... able to prepare a group consumer (spirv::LoweringOptions::group_level_hand_off)
 };
 
 struct GraphPipeline {

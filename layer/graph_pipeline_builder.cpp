@@ -242,7 +242,8 @@ std::string LoweredPipelineKey(const NodeSource& source, const spirv::LoweringOp
                                 options.level_hand_off,
                                 options.dispatch_group_member,
                                 options.reserve_per_workgroup,
-                                options.indirect_level_pass};
+                                options.indirect_level_pass,
+                                options.group_level_hand_off};
     append_words(scalars, sizeof(scalars));
     return key;
 }
@@ -303,6 +304,9 @@ uint32_t RecordStride(const spirv::RecordLayout& record) {
 // - a node whose outputs name one node that could be a direct level's consumer (a node whose directory the record list
 //   can be, that shares no input and whose input nobody shares), not counting itself (a recursion's deepest level
 //   sends only to the other target), or only itself;
+// - a node whose outputs name only nodes that could together be a direct level's consumer group: at most
+//   kDirectLevelGroupMaxMembers static broadcast nodes of one source (a node array), each a possible direct consumer
+//   (GraphPlan::FormDispatchGroups makes such a level direct where they form the level's one dispatch group);
 // - every node of a level that the graph's roots (entries that no other node targets) reach before a direct level:
 //   the levels of a dispatch of its roots, as applications dispatch a graph.
 // Any other dispatch whose levels put a node without it before a single consumer (say a leaf named as an entry beside
@@ -331,6 +335,24 @@ std::vector<std::string> SelectLevelHandOffs(const GraphPipeline& graph, bool di
         return ReadsRecordList(graph.nodes[n].info) && graph.static_infos[n].shares_input_with == runtime::kInvalidNode &&
                !shared_by_another[n];
     };
+    // Outputs that name only nodes that could together be a direct level's consumer group: at most
+    // kDirectLevelGroupMaxMembers static broadcast nodes of one source (a node array), each a possible direct consumer
+    // (FormDispatchGroups makes such a level direct where they are the level's one dispatch group). Such nodes get the
+    // group code of the hand-off (LoweringOptions::group_level_hand_off) on every device.
+    std::vector<bool> group_needed(count, false);
+    for (uint32_t n = 0; n < count && direct_levels; ++n) {
+        std::set<uint32_t> others = targets[n];
+        others.erase(n);
+        if (others.size() < 2 || others.size() > kDirectLevelGroupMaxMembers) continue;
+        const NodeSource& source = graph.nodes[*others.begin()].source;
+        group_needed[n] = std::all_of(others.begin(), others.end(), [&](uint32_t t) {
+            const NodeSource& other = graph.nodes[t].source;
+            // One source as LoweredPipelineKey compares them: by content (each stage may have its own module).
+            return possible_direct_consumer(t) && graph.nodes[t].info.launch == spirv::LaunchKind::kBroadcastStatic &&
+                   (other.words == source.words || *other.words == *source.words) && other.entry_point == source.entry_point &&
+                   other.specialization_data == source.specialization_data;
+        });
+    }
     std::vector<bool> needed(count, direct_levels && !max_invocations_per_record);
     if (direct_levels && max_invocations_per_record) {
         for (uint32_t n = 0; n < count; ++n) {
@@ -338,6 +360,7 @@ std::vector<std::string> SelectLevelHandOffs(const GraphPipeline& graph, bool di
             others.erase(n);
             if (others.size() == 1) needed[n] = possible_direct_consumer(*others.begin());
             if (others.empty() && targets[n].count(n)) needed[n] = possible_direct_consumer(n);
+            if (group_needed[n]) needed[n] = true;
         }
         std::vector<uint32_t> roots;
         for (uint32_t n = 0; n < count; ++n) {
@@ -359,17 +382,20 @@ std::vector<std::string> SelectLevelHandOffs(const GraphPipeline& graph, bool di
             needed[n] = false;
         }
     }
-    std::unordered_map<std::string, bool> needed_by_module;
+    std::unordered_map<std::string, bool> needed_by_module, group_needed_by_module;
     std::vector<std::string> keys(count);
     for (uint32_t n = 0; n < count; ++n) {
         (*options)[n].level_hand_off = false;
+        (*options)[n].group_level_hand_off = false;
         keys[n] = LoweredPipelineKey(graph.nodes[n].source, (*options)[n]);
         needed_by_module[keys[n]] = needed_by_module[keys[n]] || needed[n];
+        group_needed_by_module[keys[n]] = group_needed_by_module[keys[n]] || (needed[n] && group_needed[n]);
     }
     for (uint32_t n = 0; n < count; ++n) {
         (*options)[n].level_hand_off = needed_by_module[keys[n]];
-        // The keys above were made with the flag unset.
-        if ((*options)[n].level_hand_off) keys[n] = LoweredPipelineKey(graph.nodes[n].source, (*options)[n]);
+        (*options)[n].group_level_hand_off = (*options)[n].level_hand_off && group_needed_by_module[keys[n]];
+        // The keys above were made with the flags unset.
+        keys[n] = LoweredPipelineKey(graph.nodes[n].source, (*options)[n]);
     }
     return keys;
 }
@@ -448,8 +474,8 @@ void GraphPipeline::BuildDispatchPlan() {
              static_infos[n].shares_input_with, static_infos[n].is_api_entry != 0, node_labels ? &(*node_labels)[n] : nullptr,
              !nodes[n].info.outputs.empty(), nodes[n].output_table_base, ReadsRecordList(nodes[n].info),
              StaticGridWorkgroups(nodes[n].info),
-             std::accumulate(nodes[n].output_table_length.begin(), nodes[n].output_table_length.end(), 0u),
-             nodes[n].level_hand_off});
+             std::accumulate(nodes[n].output_table_length.begin(), nodes[n].output_table_length.end(), 0u), nodes[n].level_hand_off,
+             nodes[n].group_level_hand_off});
     }
     dispatch_plan.FormDispatchGroups();
     // What the level pass and the lowered nodes of a dispatch group read in scratch (written at initialization).
@@ -791,6 +817,7 @@ GraphBuildResult BuildExecutionGraphPipeline(DeviceState& device, VkPipelineCach
         GraphNode& node = graph->nodes[n];
         const spirv::LoweringOptions& options = node_options[n];
         node.level_hand_off = options.level_hand_off;
+        node.group_level_hand_off = options.group_level_hand_off;
         const std::string& key = pipeline_keys[n];
         if (auto shared = first_node_by_key.find(key); shared != first_node_by_key.end()) {
             const GraphNode& first = *shared->second;

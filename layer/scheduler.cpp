@@ -677,6 +677,27 @@ void GraphPlan::FormDispatchGroups() {
         }
         if (qualifies) list_directory_group[level] = first;
     }
+    // Such a level can be direct too, after level 0 (which the host or the entry pass prepares for single consumers
+    // only): the last workgroup of the level before writes the group's arguments and each member's statistics, looping
+    // over the members (LevelHandOffPass), so only groups of at most kDirectLevelGroupMaxMembers qualify. Every node of
+    // the level before needs the hand-off, as for a single consumer.
+    for (size_t level = 1; level < levels.size() && level < runtime::kMaxLevels; ++level) {
+        const uint32_t first = list_directory_group[level];
+        if (first == kInvalidNode || direct_level_consumer[level] != kInvalidNode ||
+            dispatch_group_size[first] > kDirectLevelGroupMaxMembers) {
+            continue;
+        }
+        if (std::all_of(levels[level - 1].begin(), levels[level - 1].end(), [this, count](uint32_t n) {
+                return n < count && nodes[n].level_hand_off && nodes[n].group_level_hand_off;
+            })) {
+            direct_level_consumer[level] = first;
+        }
+    }
+}
+
+bool GraphPlan::DirectLevelIsGroup(size_t level) const {
+    return level < direct_level_consumer.size() && direct_level_consumer[level] != kInvalidNode &&
+           level < list_directory_group.size() && list_directory_group[level] == direct_level_consumer[level];
 }
 
 bool GraphPlan::NeedsLeftoverCheck() const {
@@ -1019,7 +1040,13 @@ RecordResult SchedulerRecorder::RecordDispatch(VkCommandBuffer cmd, const Scratc
     for (uint32_t level = 0; level < plan.levels.size(); ++level) {
         const uint32_t input_half = level % 2;
         // The consumer the last workgroup of this level prepares the next level for, as in GraphHeader::direct_level_consumer.
-        const uint32_t next_level_consumer = is_direct(level + 1) ? plan.direct_level_consumer[level + 1] : kInvalidNode;
+        // A group consumer (runtime::kDirectLevelGroupConsumer) gets its members' statistics only where they are kept.
+        const uint32_t group_flags =
+            runtime::kDirectLevelGroupConsumer | (keep_statistics != 0 ? runtime::kDirectLevelGroupStatistics : 0u);
+        const uint32_t next_level_consumer = !is_direct(level + 1) ? kInvalidNode
+                                             : plan.DirectLevelIsGroup(level + 1)
+                                                 ? plan.direct_level_consumer[level + 1] | group_flags
+                                                 : plan.direct_level_consumer[level + 1];
         if (labels) BeginLabel(cmd, "level " + std::to_string(level));
         write_timestamp(1 + 2 * level);
         if (level == 0 && host_prepared_level_zero) {

@@ -91,6 +91,9 @@ struct NodeDispatchPlan {
     // Its lowered module has the level hand-off (spirv::LoweringOptions::level_hand_off): its last workgroup of a level
     // can prepare a direct next level. A level is direct only where every node of the level before has it.
     bool level_hand_off = true;
+    // ... and can prepare a dispatch group as the next level's consumer (spirv::LoweringOptions::group_level_hand_off):
+    // a level whose consumer is a group is direct only where every node of the level before has this too.
+    bool group_level_hand_off = false;
 };
 
 // Limits of the fused level pass (meta_shaders/level.comp keeps each graph node's directory range in shared memory and
@@ -102,6 +105,9 @@ inline constexpr uint32_t kFusedLevelMaxNodes = 2048;
 // of them fit a multiprocessor at once; no other row moved by more than 0.4% (docs/performance.md).
 inline constexpr uint32_t kFusedLevelSmallGraphMaxNodes = 512;
 inline constexpr uint32_t kFusedLevelMaxSharingNodes = 64;
+// The most members of a dispatch group that a direct level may have as its consumer (GraphPlan::FormDispatchGroups): the
+// last workgroup of the level before loops over them, one member after the other, to write their statistics.
+inline constexpr uint32_t kDirectLevelGroupMaxMembers = 64;
 // Records each workgroup of the fused level pass scatters. The producers of a level count the
 // workgroups its pass needs (HalfHeader::level_pass_workgroups: one per this many records, at least one), and the
 // scheduler launches enough for a full record list, of which the rest return at once. A small level so runs one
@@ -211,6 +217,9 @@ struct GraphPlan {
     // scatters nothing: the group's workgroups read their record at group_directory_base + workgroup / grid and find
     // their member in it (meta_shaders/level.comp, LevelParams::list_directory_group).
     std::vector<uint32_t> list_directory_group;
+    // Whether direct level `level`'s consumer is the dispatch group list_directory_group[level] names (its first member)
+    // rather than one node: the hand-off then prepares the whole group (runtime::kDirectLevelGroupConsumer).
+    bool DirectLevelIsGroup(size_t level) const;
     // The node table and output table exactly as RecordInitialize writes them (empty: not known, as in tests that build
     // plans by hand). With them a vkCmdDispatchGraphAMDX whose level 0 is direct, or one dynamic broadcast node, can
     // rewrite both with its begin transfers and prepare level 0 on the host, so that no meta pass runs before level 0's

@@ -472,6 +472,96 @@ TEST_F(DebugLabels, ALargeGraphsHostPreparedLevelZeroRewritesOnlyItsOwnTables) {
     context.Destroy(uav);
 }
 
+// A chain of node arrays (array_chain_step: each level four static broadcast members of one module, every record of a
+// level reaching that level's array) runs its levels after level 0 as direct levels whose consumer is the array's
+// dispatch group (GraphPlan::FormDispatchGroups, runtime::kDirectLevelGroupConsumer): the last workgroup of the level
+// before prepares the group, so such a level is one barrier and one group dispatch, with no level pass. Level 0's
+// records come from the host; its level pass writes the group's directory. Every member writes its index where its
+// chain's record says, so a record run by the wrong member, twice or not at all shows in the UAV.
+TEST_F(DebugLabels, LevelsOfANodeArrayChainAreDirectWithTheGroupAsConsumer) {
+    constexpr uint32_t kWidth = 4, kLevels = 3, kChains = 4;
+    GraphTestContext context(WithCapture());
+    ASSERT_TRUE(context.ok());
+    CaptureReader capture;
+    ASSERT_TRUE(capture.ok()) << dlerror();
+    std::vector<std::string> names;
+    for (uint32_t level = 0; level < kLevels; ++level) names.push_back("L" + std::to_string(level));
+    std::vector<NodeStage> stages;
+    for (uint32_t level = 0; level < kLevels; ++level) {
+        std::string text = ReadModule("array_chain_step");
+        auto replace_all = [&text](const std::string& from, const std::string& to) {
+            for (size_t at = text.find(from); at != std::string::npos; at = text.find(from, at + to.size()))
+                text.replace(at, from.size(), to);
+        };
+        replace_all("@NEXT@", "L" + std::to_string(level + 1));
+        replace_all("@WIDTH@", std::to_string(kWidth));
+        replace_all("@CHAINS@", std::to_string(kChains));
+        std::istringstream lines(text);
+        std::string line, kept;
+        while (std::getline(lines, line)) {
+            if (line.rfind("@O@", 0) == 0) {
+                if (level + 1 == kLevels) continue;
+                line.erase(0, 3);
+            }
+            kept += line + "\n";
+        }
+        for (uint32_t member = 0; member < kWidth; ++member) stages.push_back({kept, "main", names[level].c_str(), member});
+    }
+    TestBuffer uav = context.CreateBuffer(kLevels * kChains * sizeof(uint32_t), VK_BUFFER_USAGE_STORAGE_BUFFER_BIT);
+    std::memset(uav.As<uint32_t>(), 0, kLevels * kChains * sizeof(uint32_t));
+    VkPipelineLayout layout = context.CreateStorageBufferLayout({&uav});
+    VkPipeline graph = context.CreateGraph(stages, layout);
+    ASSERT_NE(graph, VK_NULL_HANDLE) << context.log().Problems();
+    VkExecutionGraphPipelineScratchSizeAMDX size{VK_STRUCTURE_TYPE_EXECUTION_GRAPH_PIPELINE_SCRATCH_SIZE_AMDX};
+    ASSERT_EQ(context.vkGetExecutionGraphPipelineScratchSizeAMDX(context.device(), graph, &size), VK_SUCCESS);
+    TestBuffer scratch = context.CreateScratch(size.minSize);
+    context.Submit(
+        [&](VkCommandBuffer cmd) { context.vkCmdInitializeGraphScratchMemoryAMDX(cmd, graph, scratch.address, scratch.size); });
+    // Chain c enters at member c: one record per member of level 0.
+    struct Rec {
+        uint32_t chain, level;
+    };
+    std::vector<Rec> records(kChains);
+    std::vector<VkDispatchGraphInfoAMDX> infos;
+    for (uint32_t chain = 0; chain < kChains; ++chain) {
+        records[chain] = {chain, 0};
+        VkDispatchGraphInfoAMDX info{context.NodeIndex(graph, "L0", chain), 1, {}, sizeof(Rec)};
+        info.payloads.hostAddress = &records[chain];
+        infos.push_back(info);
+    }
+    VkDispatchGraphCountInfoAMDX count_info{kChains, {}, sizeof(VkDispatchGraphInfoAMDX)};
+    count_info.infos.hostAddress = infos.data();
+    capture.Clear();
+    context.Submit([&](VkCommandBuffer cmd) {
+        vkCmdBindPipeline(cmd, VK_PIPELINE_BIND_POINT_EXECUTION_GRAPH_AMDX, graph);
+        VkDescriptorSet set = context.descriptor_set();
+        vkCmdBindDescriptorSets(cmd, VK_PIPELINE_BIND_POINT_EXECUTION_GRAPH_AMDX, layout, 0, 1, &set, 0, nullptr);
+        context.vkCmdDispatchGraphAMDX(cmd, scratch.address, scratch.size, &count_info);
+    });
+    const std::vector<std::string> events = capture.Events();
+    for (uint32_t level = 0; level < kLevels; ++level) {
+        for (uint32_t chain = 0; chain < kChains; ++chain) {
+            EXPECT_EQ(uav.As<uint32_t>()[level * kChains + chain], (chain + level) % kWidth + 1)
+                << "level " << level << " chain " << chain;
+        }
+    }
+    const LabelledCapture labels = ReadLabels(events);
+    auto count_in = [](const std::vector<std::vector<std::string>>& stacks, const std::string& region) {
+        return std::count_if(stacks.begin(), stacks.end(), [&](const std::vector<std::string>& stack) {
+            return std::find(stack.begin(), stack.end(), region) != stack.end();
+        });
+    };
+    for (uint32_t level = 1; level < kLevels; ++level) {
+        const std::string region = "level " + std::to_string(level);
+        EXPECT_EQ(count_in(labels.barriers, region), 1) << region << "\n" << Joined(events);
+        EXPECT_EQ(count_in(labels.dispatches, region), 0) << region << "\n" << Joined(events);
+        EXPECT_EQ(count_in(labels.indirect_dispatches, region), 1) << "the group's dispatch alone\n" << Joined(events);
+    }
+    EXPECT_EQ(context.log().Problems(), "");
+    context.Destroy(scratch);
+    context.Destroy(uav);
+}
+
 // Nodes lowered from one module share a pipeline, and consecutive ones form a dispatch group that a level binds once and
 // dispatches once (docs/design.md, "Dispatch groups"): level 0 dispatches the four Entry[i] as one group (the B[i] sinks
 // are API entries too, but this dispatch names none of them, so level 0 leaves them out), level 1 the four sinks as one

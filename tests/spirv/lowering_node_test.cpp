@@ -30,7 +30,8 @@
 namespace execgraph::spirv {
 namespace {
 
-// What the level hand-off (LevelHandOffPass) adds to every lowered node: two workgroup barriers and a loop.
+// What the level hand-off (LevelHandOffPass) adds to every lowered node: two workgroup barriers and a loop (and a second
+// loop, over a group consumer's members, with LoweringOptions::group_level_hand_off).
 constexpr std::size_t kLevelHandOffBarriers = 2;
 // An Invocation-visibility allocation reserved once per workgroup: three barriers around the reservation, three more on
 // the heap-overflow path, one before the per-entry record counts are added (output tables of up to 256 entries).
@@ -869,6 +870,28 @@ TEST(LoweringFeatures, LevelHandOffClearsLevelPassWorkgroupsToOneWhereLevelPasse
         << indirect.text;
     EXPECT_TRUE(Contains(indirect.text, "indirect_level_pass=1")) << indirect.text;
     EXPECT_TRUE(Contains(direct.text, "indirect_level_pass=0")) << direct.text;
+}
+
+// A node whose outputs name a node array of static broadcast members (a chain of node arrays, a classify node) is
+// lowered with the hand-off's group code (LoweringOptions::group_level_hand_off): where the scheduler pushes a group
+// consumer (runtime::kDirectLevelGroupConsumer) the last workgroup loops over the members, reading each one's record
+// count and writing its statistics (a 16-byte load and store), and writes the group's arguments (8 bytes) and group
+// words (16). Without the option none of that is there.
+TEST(LoweringFeatures, GroupLevelHandOffHasTheMemberLoopOnlyWithTheOption) {
+    const Module module = LoadCorpus("thread_node.spvasm");
+    const NodeInfo info = MustAnalyze(module, "main");
+    LoweringOptions options = MakeOptions(module, info);
+    const Lowered single = MustLower(module, info, options);
+    options.group_level_hand_off = true;
+    const Lowered group = MustLower(module, info, options);
+    EXPECT_EQ(CountOf(group.text, "OpLoopMerge"), CountOf(single.text, "OpLoopMerge") + 1) << group.text;
+    EXPECT_EQ(CountOf(group.text, "Aligned 16"), CountOf(single.text, "Aligned 16") + 3) << group.text;
+    EXPECT_EQ(CountOf(group.text, "Aligned 8"), CountOf(single.text, "Aligned 8") + 1) << group.text;
+    EXPECT_TRUE(Contains(group.text, "group_level_hand_off=1")) << group.text;
+    EXPECT_TRUE(Contains(single.text, "group_level_hand_off=0")) << single.text;
+    // The flag bit is tested against the pushed consumer only with the option.
+    const std::string bit = std::to_string(runtime::kDirectLevelGroupConsumer);
+    EXPECT_TRUE(Contains(group.text, " " + bit + "\n") || Contains(group.text, "_" + bit)) << group.text;
 }
 
 // An output table too long for per-entry workgroup counters (over 256 entries; the node's outputs share a 2 KiB budget)

@@ -82,9 +82,21 @@ Result<bool> LevelHandOffPass::Run(Module& module) {
         const std::uint32_t level = e.LoadPushContextU32(PushContextMember::kLevel);
         const std::uint32_t input_index = e.And(level, e.U32(1));  // level L reads half L % 2
         const std::uint32_t next_level = e.Add(level, e.U32(1));
-        const std::uint32_t consumer = e.LoadPushContextU32(PushContextMember::kNextLevelConsumer);
+        const std::uint32_t pushed_consumer = e.LoadPushContextU32(PushContextMember::kNextLevelConsumer);
         // Push constants: the condition is uniform across the workgroup, so the barriers inside are too.
-        b.If(e.NotEqual(consumer, e.U32(runtime::kInvalidNode)), [&]() {
+        b.If(e.NotEqual(pushed_consumer, e.U32(runtime::kInvalidNode)), [&]() {
+            // A dispatch group of static broadcast members consumes level L + 1 (runtime::kDirectLevelGroupConsumer): the
+            // consumer is its first member, and the record list is the whole group's directory.
+            // Only nodes lowered for it (LoweringOptions::group_level_hand_off) are ever told of a group consumer.
+            const bool group_code = ctx_.options.group_level_hand_off;
+            const std::uint32_t group =
+                group_code ? e.NotEqual(e.And(pushed_consumer, e.U32(runtime::kDirectLevelGroupConsumer)), e.U32(0))
+                           : e.Bool(false);
+            const std::uint32_t group_statistics =
+                group_code ? e.NotEqual(e.And(pushed_consumer, e.U32(runtime::kDirectLevelGroupStatistics)), e.U32(0))
+                           : e.Bool(false);
+            const std::uint32_t consumer =
+                group_code ? e.And(pushed_consumer, e.U32(runtime::kDirectLevelConsumerMask)) : pushed_consumer;
             // What the preparer of level L launched (written before this dispatch's barrier, so a plain load). Loaded
             // before the fence so that its round trip overlaps the fence's.
             const std::uint32_t launched =
@@ -132,7 +144,7 @@ Result<bool> LevelHandOffPass::Run(Module& module) {
                         e.Add(e.LoadU32Var(node_table_offset), e.Mul(consumer, e.U32(offsets::kNodeStaticInfoSize)));
                     const std::uint32_t stats =
                         e.Add(e.LoadU32Var(node_stats_offset), e.Mul(consumer, e.U32(offsets::kNodeStatsSize)));
-                    const std::uint32_t records =
+                    const std::uint32_t consumer_records =
                         e.AtomicScratch(Op::OpAtomicIAdd, e.Add(state, e.U32(offsets::kNodeStateRecordCount)), e.U32(0));
                     std::uint32_t heap_top = 0, record_top = 0;
                     if (ctx_.options.heap_holds_record_list) {
@@ -160,6 +172,37 @@ Result<bool> LevelHandOffPass::Run(Module& module) {
                     const std::uint32_t records_before = stats_before[0];
                     const std::uint32_t dispatches_before = stats_before[1];
                     const std::uint32_t workgroups_before = stats_before[2];
+                    const std::uint32_t grid_workgroups = e.Mul(e.Mul(grid_x, grid_y), grid_z);
+                    // A group's records are the half's record list, which only its members' records reach (the level is
+                    // a list-directory level), as many as the list holds. With statistics kept each member gets its own
+                    // as the level pass of such a level writes them (level.comp): records, one dispatch where it has
+                    // any, and its records' workgroups; the members share the consumer's module, so they run its grid.
+                    // That visits the members one after the other, which a level without statistics skips.
+                    std::uint32_t records = consumer_records;
+                    if (group_code) {
+                        records = e.SelectU32(group, e.Min(record_top, capacity), consumer_records);
+                        b.If(group_statistics, [&]() {
+                            const std::uint32_t members =
+                                e.LoadScratchU32(e.Add(info, e.U32(offsets::kNodeStaticDispatchGroupSize)));
+                            b.For(members, [&](std::uint32_t m) {
+                                const std::uint32_t member = e.Add(consumer, m);
+                                const std::uint32_t count = e.AtomicScratch(
+                                    Op::OpAtomicIAdd, e.Add(node_state(output_half, member), e.U32(offsets::kNodeStateRecordCount)),
+                                    e.U32(0));
+                                b.If(e.NotEqual(count, e.U32(0)), [&]() {
+                                    const std::uint32_t member_stats =
+                                        e.Add(e.LoadU32Var(node_stats_offset), e.Mul(member, e.U32(offsets::kNodeStatsSize)));
+                                    const std::array<std::uint32_t, 4> before = e.LoadScratchU32x4(member_stats);
+                                    const std::uint32_t member_workgroups = e.Mul(count, grid_workgroups);
+                                    e.StoreScratchU32x4(
+                                        member_stats,
+                                        {e.Add(before[0], count), e.Add(before[1], e.U32(1)),
+                                         e.Add(before[2], e.Min(member_workgroups, e.Sub(e.U32(0xFFFFFFFFu), before[2]))),
+                                         before[3]});
+                                });
+                            });
+                        });
+                    }
 
                     // Level L + 1's workgroups. A static broadcast node runs its grid per record (the scheduler makes
                     // such a level direct only where a full record list's workgroups fit one dispatch); a coalescing or
@@ -171,8 +214,7 @@ Result<bool> LevelHandOffPass::Run(Module& module) {
                               e.SelectU32(e.NotEqual(e.Mod(records, per_workgroup), e.U32(0)), e.U32(1), e.U32(0)));
                     const std::uint32_t is_static_broadcast =
                         e.Equal(launch, e.U32(static_cast<std::uint32_t>(LaunchKind::kBroadcastStatic)));
-                    const std::uint32_t workgroups =
-                        e.SelectU32(is_static_broadcast, e.Mul(records, e.Mul(e.Mul(grid_x, grid_y), grid_z)), batches);
+                    const std::uint32_t workgroups = e.SelectU32(is_static_broadcast, e.Mul(records, grid_workgroups), batches);
                     const std::uint32_t has_work = e.NotEqual(workgroups, e.U32(0));
                     // x ≤ 65535 and y = the rows of kDispatchSplitWidth, as DispatchShape in level_common.glsl.
                     const std::uint32_t width = e.U32(runtime::kDispatchSplitWidth);
@@ -186,13 +228,33 @@ Result<bool> LevelHandOffPass::Run(Module& module) {
                     // (GraphPlan::FormDispatchGroups).
                     // Whole vectors rather than field by field, as the level pass writes its nodes' (level.comp): the
                     // record count as read (the producers are done), then the directory base, workgroups and arguments.
-                    e.StoreScratchU32x4(state, {records, e.Sub(e.U32(0), capacity), workgroups, x});
-                    e.StoreScratchU32x2(e.Add(state, e.U32(offsets::kNodeStateDispatch + 4)), {y, z});
-                    // Statistics, as the level pass keeps them (NodeStats; the consumer's fields are this workgroup's alone).
-                    e.StoreScratchU32x4(stats, {e.Add(records_before, records),
-                                                e.Add(dispatches_before, e.SelectU32(has_work, e.U32(1), e.U32(0))),
-                                                e.Add(workgroups_before, e.Min(workgroups, e.Sub(e.U32(0xFFFFFFFFu), workgroups_before))),
-                                                stats_before[3]});
+                    auto write_consumer = [&]() {
+                        e.StoreScratchU32x4(state, {records, e.Sub(e.U32(0), capacity), workgroups, x});
+                        e.StoreScratchU32x2(e.Add(state, e.U32(offsets::kNodeStateDispatch + 4)), {y, z});
+                        // Statistics, as the level pass keeps them (NodeStats; the consumer's fields are this workgroup's alone).
+                        e.StoreScratchU32x4(
+                            stats,
+                            {e.Add(records_before, records), e.Add(dispatches_before, e.SelectU32(has_work, e.U32(1), e.U32(0))),
+                             e.Add(workgroups_before, e.Min(workgroups, e.Sub(e.U32(0xFFFFFFFFu), workgroups_before))),
+                             stats_before[3]});
+                    };
+                    if (group_code) {
+                        b.If(e.LogicalNot(group), write_consumer);
+                    } else {
+                        write_consumer();
+                    }
+                    // A group's arguments are its first member's, and its workgroups read their record at the group's
+                    // directory base (the record list, record_capacity entries before the directory) plus workgroup /
+                    // grid, where each entry names its member (the lowered static broadcast prologue's group path).
+                    static_assert(offsets::kNodeStateGroupFirstWorkgroup == 32 && offsets::kNodeStateGroupDirectoryBase == 36 &&
+                                  offsets::kNodeStateGroupWorkgroups == 40);
+                    if (group_code)
+                        b.If(group, [&]() {
+                            e.StoreScratchU32(e.Add(state, e.U32(offsets::kNodeStateDispatch)), x);
+                            e.StoreScratchU32x2(e.Add(state, e.U32(offsets::kNodeStateDispatch + 4)), {y, z});
+                            e.StoreScratchU32x4(e.Add(state, e.U32(offsets::kNodeStateGroupFirstWorkgroup)),
+                                                {e.U32(0), e.Sub(e.U32(0), capacity), workgroups, e.U32(0)});
+                        });
                     // The header: level L + 1 reads the output half, and launches x * y workgroups (C's dispatch alone).
                     const std::uint32_t output_index = e.Sub(e.U32(1), input_index);
                     e.StoreScratchU32(e.Add(e.U32(offsets::kHeaderLevelWorkgroups), e.Mul(output_index, e.U32(4))), e.Mul(x, y));

@@ -29,9 +29,21 @@ struct NodePushContext {
     uint32_t input_half_offset;   // GraphHeader::half_offset[level % 2]: the HalfHeader this level reads
     uint32_t output_half_offset;  // GraphHeader::half_offset[1 - level % 2]: the half this level's outputs go to
     uint32_t level;               // GraphHeader::level while this dispatch runs
-    uint32_t next_level_consumer;  // GraphHeader::direct_level_consumer[level + 1] (kInvalidNode past the last level)
+    uint32_t next_level_consumer;  // GraphHeader::direct_level_consumer[level + 1] (kInvalidNode past the last level),
+                                   // | kDirectLevelGroupConsumer where that level is a dispatch group's
 };
 static_assert(sizeof(NodePushContext) == 32);
+
+// Set in NodePushContext::next_level_consumer where the next level is direct with a dispatch group of static broadcast
+// members as its consumer (the rest of the word is the group's first member): every record of that level reaches one of
+// them, the record list is the group's directory, and the level hand-off writes the group's arguments and each member's
+// statistics (docs/design.md, "Direct levels"). Graph node indices stay far below it (kFusedLevelMaxNodes).
+inline constexpr uint32_t kDirectLevelGroupConsumer = 0x80000000u;
+// Set with kDirectLevelGroupConsumer where the dispatch's report keeps the statistics line's per-node records,
+// dispatches and workgroups (as the level pass's kLevelKeepStatistics): only then does the hand-off visit the members,
+// one after the other in one invocation. The group's arguments come from the half's record count alone.
+inline constexpr uint32_t kDirectLevelGroupStatistics = 0x40000000u;
+inline constexpr uint32_t kDirectLevelConsumerMask = ~(kDirectLevelGroupConsumer | kDirectLevelGroupStatistics);
 
 // NodePushContext::output_table_base of a dispatch-group dispatch. No real table base reaches it (the output table is
 // indexed with 32-bit entries in scratch, far below 4 G entries).

@@ -67,6 +67,12 @@ struct LoweringOptions {
     // with no workgroups would leave the next level's half uncleared. Unset, it clears it to 0 as the zero-filled halves
     // of GPUs hold it (on an H100, the chains ran about 0.5% slower with the 1 stored there).
     bool indirect_level_pass = false;
+    // With level_hand_off: the hand-off can also prepare a direct level whose consumer is a dispatch group of static
+    // broadcast members (runtime::kDirectLevelGroupConsumer): it then sums the members' records and writes each
+    // member's statistics and the group's arguments. Set only for nodes whose outputs name such a group (the layer's
+    // SelectLevelHandOffs): code a node never runs still costs on llvmpipe, which runs it with its lanes masked off
+    // (lavapipe's single chain ran 12% slower with it in every node).
+    bool group_level_hand_off = false;
     // What BuiltIn ShaderIndexAMDX reads when set (tools and tests). Unset, as the layer leaves it: the running node's
     // NodeStaticInfo::shader_index, where the layer writes its index (VkPipelineShaderStageNodeCreateInfoAMDX::index
     // overriding the module's ShaderIndexAMDX), so that the nodes of an array share one lowered module.
