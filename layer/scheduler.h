@@ -106,7 +106,8 @@ inline constexpr uint32_t kFusedLevelMaxNodes = 2048;
 inline constexpr uint32_t kFusedLevelSmallGraphMaxNodes = 512;
 inline constexpr uint32_t kFusedLevelMaxSharingNodes = 64;
 // The most members of a dispatch group that a direct level may have as its consumer (GraphPlan::FormDispatchGroups): the
-// last workgroup of the level before loops over them, one member after the other, to write their statistics.
+// last workgroup of the level before loops over them, one member after the other, to write their statistics. Only
+// nodes lowered with the hand-off's group code (CPU devices; SelectLevelHandOffs says why) prepare such levels.
 inline constexpr uint32_t kDirectLevelGroupMaxMembers = 64;
 // Records each workgroup of the fused level pass scatters. The producers of a level count the
 // workgroups its pass needs (HalfHeader::level_pass_workgroups: one per this many records, at least one), and the
