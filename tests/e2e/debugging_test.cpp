@@ -177,6 +177,35 @@ std::vector<std::string> RunHelloGraph(GraphTestContext& context, const CaptureR
     return run.events;
 }
 
+// Creates a graph of `stages` over `uav` (its one storage buffer), initializes minSize scratch for it, and runs one
+// vkCmdDispatchGraphAMDX of the entries `infos_for` gives for the created graph (their payloads must outlive the call).
+// Returns what the capture layer saw while the dispatch was recorded; empty when the graph could not be created.
+std::vector<std::string> DispatchCaptured(GraphTestContext& context, CaptureReader& capture, const std::vector<NodeStage>& stages,
+                                          TestBuffer& uav,
+                                          const std::function<std::vector<VkDispatchGraphInfoAMDX>(VkPipeline)>& infos_for) {
+    VkPipelineLayout layout = context.CreateStorageBufferLayout({&uav});
+    VkPipeline graph = context.CreateGraph(stages, layout);
+    EXPECT_NE(graph, VK_NULL_HANDLE) << context.log().Problems();
+    if (graph == VK_NULL_HANDLE) return {};
+    VkExecutionGraphPipelineScratchSizeAMDX size{VK_STRUCTURE_TYPE_EXECUTION_GRAPH_PIPELINE_SCRATCH_SIZE_AMDX};
+    EXPECT_EQ(context.vkGetExecutionGraphPipelineScratchSizeAMDX(context.device(), graph, &size), VK_SUCCESS);
+    TestBuffer scratch = context.CreateScratch(size.minSize);
+    context.Submit(
+        [&](VkCommandBuffer cmd) { context.vkCmdInitializeGraphScratchMemoryAMDX(cmd, graph, scratch.address, scratch.size); });
+    const std::vector<VkDispatchGraphInfoAMDX> infos = infos_for(graph);
+    VkDispatchGraphCountInfoAMDX count_info{static_cast<uint32_t>(infos.size()), {}, sizeof(VkDispatchGraphInfoAMDX)};
+    count_info.infos.hostAddress = infos.data();
+    capture.Clear();
+    context.Submit([&](VkCommandBuffer cmd) {
+        vkCmdBindPipeline(cmd, VK_PIPELINE_BIND_POINT_EXECUTION_GRAPH_AMDX, graph);
+        VkDescriptorSet set = context.descriptor_set();
+        vkCmdBindDescriptorSets(cmd, VK_PIPELINE_BIND_POINT_EXECUTION_GRAPH_AMDX, layout, 0, 1, &set, 0, nullptr);
+        context.vkCmdDispatchGraphAMDX(cmd, scratch.address, scratch.size, &count_info);
+    });
+    context.Destroy(scratch);
+    return capture.Events();
+}
+
 class DebugLabels : public ::testing::Test {
   protected:
     void SetUp() override {
@@ -354,32 +383,20 @@ TEST_F(DebugLabels, AHostDispatchOfADirectLevelZeroHasNoMetaPassBeforeItsNode) {
     CaptureReader capture;
     ASSERT_TRUE(capture.ok()) << dlerror();
     TestBuffer uav = context.CreateBuffer(64 * sizeof(uint32_t), VK_BUFFER_USAGE_STORAGE_BUFFER_BIT);
-    VkPipelineLayout layout = context.CreateStorageBufferLayout({&uav});
-    VkPipeline graph = context.CreateGraph({{ReadCorpus("thread_node"), "main"}}, layout);
-    ASSERT_NE(graph, VK_NULL_HANDLE) << context.log().Problems();
-    VkExecutionGraphPipelineScratchSizeAMDX size{VK_STRUCTURE_TYPE_EXECUTION_GRAPH_PIPELINE_SCRATCH_SIZE_AMDX};
-    EXPECT_EQ(context.vkGetExecutionGraphPipelineScratchSizeAMDX(context.device(), graph, &size), VK_SUCCESS);
-    TestBuffer scratch = context.CreateScratch(size.minSize);
-    context.Submit(
-        [&](VkCommandBuffer cmd) { context.vkCmdInitializeGraphScratchMemoryAMDX(cmd, graph, scratch.address, scratch.size); });
     // tests/spirv_corpus/thread_node.spvasm: each record {index, value} stores UAV[index] = value.
     struct Record {
         uint32_t index, value;
     };
     std::vector<Record> records(40);
     for (uint32_t i = 0; i < records.size(); ++i) records[i] = {i, 7 * i + 3};
-    VkDispatchGraphInfoAMDX info{context.NodeIndex(graph, "main", 0), static_cast<uint32_t>(records.size()), {}, sizeof(Record)};
-    info.payloads.hostAddress = records.data();
-    VkDispatchGraphCountInfoAMDX count_info{1, {}, sizeof(info)};
-    count_info.infos.hostAddress = &info;
-    capture.Clear();
-    context.Submit([&](VkCommandBuffer cmd) {
-        vkCmdBindPipeline(cmd, VK_PIPELINE_BIND_POINT_EXECUTION_GRAPH_AMDX, graph);
-        VkDescriptorSet set = context.descriptor_set();
-        vkCmdBindDescriptorSets(cmd, VK_PIPELINE_BIND_POINT_EXECUTION_GRAPH_AMDX, layout, 0, 1, &set, 0, nullptr);
-        context.vkCmdDispatchGraphAMDX(cmd, scratch.address, scratch.size, &count_info);
-    });
-    const std::vector<std::string> events = capture.Events();
+    const std::vector<std::string> events =
+        DispatchCaptured(context, capture, {{ReadCorpus("thread_node"), "main"}}, uav, [&](VkPipeline graph) {
+            VkDispatchGraphInfoAMDX info{
+                context.NodeIndex(graph, "main", 0), static_cast<uint32_t>(records.size()), {}, sizeof(Record)};
+            info.payloads.hostAddress = records.data();
+            return std::vector<VkDispatchGraphInfoAMDX>{info};
+        });
+    ASSERT_FALSE(events.empty());
     for (uint32_t i = 0; i < 64; ++i) EXPECT_EQ(uav.As<uint32_t>()[i], i < records.size() ? 7 * i + 3 : 0u) << "UAV[" << i << "]";
     // The dispatch's commands (inside its label region), without labels and binds.
     std::vector<std::string> commands;
@@ -396,7 +413,6 @@ TEST_F(DebugLabels, AHostDispatchOfADirectLevelZeroHasNoMetaPassBeforeItsNode) {
     EXPECT_EQ(commands, (std::vector<std::string>{"barrier", "barrier", "dispatch_indirect", "dispatch", "barrier"}))
         << Joined(events);
     EXPECT_EQ(context.log().Problems(), "");
-    context.Destroy(scratch);
     context.Destroy(uav);
 }
 
@@ -412,30 +428,17 @@ TEST_F(DebugLabels, ALargeGraphsHostPreparedLevelZeroRewritesOnlyItsOwnTables) {
     ASSERT_TRUE(capture.ok()) << dlerror();
     constexpr uint32_t kSinks = 1024;
     TestBuffer uav = context.CreateBuffer(2 * kSinks * sizeof(uint32_t), VK_BUFFER_USAGE_STORAGE_BUFFER_BIT);
-    VkPipelineLayout layout = context.CreateStorageBufferLayout({&uav});
-    VkPipeline graph = context.CreateGraph(ClassificationStages(kSinks), layout);
-    ASSERT_NE(graph, VK_NULL_HANDLE) << context.log().Problems();
-    VkExecutionGraphPipelineScratchSizeAMDX size{VK_STRUCTURE_TYPE_EXECUTION_GRAPH_PIPELINE_SCRATCH_SIZE_AMDX};
-    EXPECT_EQ(context.vkGetExecutionGraphPipelineScratchSizeAMDX(context.device(), graph, &size), VK_SUCCESS);
-    TestBuffer scratch = context.CreateScratch(size.minSize);
-    context.Submit(
-        [&](VkCommandBuffer cmd) { context.vkCmdInitializeGraphScratchMemoryAMDX(cmd, graph, scratch.address, scratch.size); });
     struct Rec {
         uint32_t node_idx, value;
     };
     const Rec records[] = {{kSinks - 1, 40}, {17, 3}};
-    VkDispatchGraphInfoAMDX info{context.NodeIndex(graph, "Entry", 0), 2, {}, sizeof(Rec)};
-    info.payloads.hostAddress = records;
-    VkDispatchGraphCountInfoAMDX count_info{1, {}, sizeof(info)};
-    count_info.infos.hostAddress = &info;
-    capture.Clear();
-    context.Submit([&](VkCommandBuffer cmd) {
-        vkCmdBindPipeline(cmd, VK_PIPELINE_BIND_POINT_EXECUTION_GRAPH_AMDX, graph);
-        VkDescriptorSet set = context.descriptor_set();
-        vkCmdBindDescriptorSets(cmd, VK_PIPELINE_BIND_POINT_EXECUTION_GRAPH_AMDX, layout, 0, 1, &set, 0, nullptr);
-        context.vkCmdDispatchGraphAMDX(cmd, scratch.address, scratch.size, &count_info);
-    });
-    const std::vector<std::string> events = capture.Events();
+    const std::vector<std::string> events =
+        DispatchCaptured(context, capture, ClassificationStages(kSinks), uav, [&](VkPipeline graph) {
+            VkDispatchGraphInfoAMDX info{context.NodeIndex(graph, "Entry", 0), 2, {}, sizeof(Rec)};
+            info.payloads.hostAddress = records;
+            return std::vector<VkDispatchGraphInfoAMDX>{info};
+        });
+    ASSERT_FALSE(events.empty());
     // Each record sends 8 records {value + thread} to its sink, which sums them and counts them.
     for (uint32_t sink = 0; sink < kSinks; ++sink) {
         uint32_t sum = 0, count = 0;
@@ -468,7 +471,6 @@ TEST_F(DebugLabels, ALargeGraphsHostPreparedLevelZeroRewritesOnlyItsOwnTables) {
     constexpr uint64_t kTablesBytes = (kSinks + 1) * 64 + kSinks * sizeof(uint32_t);
     EXPECT_LT(capture.UpdateBufferBytes(), kTablesBytes);
     EXPECT_EQ(context.log().Problems(), "");
-    context.Destroy(scratch);
     context.Destroy(uav);
 }
 
@@ -484,61 +486,26 @@ TEST_F(DebugLabels, LevelsOfANodeArrayChainAreDirectWithTheGroupAsConsumer) {
     ASSERT_TRUE(context.ok());
     CaptureReader capture;
     ASSERT_TRUE(capture.ok()) << dlerror();
-    std::vector<std::string> names;
-    for (uint32_t level = 0; level < kLevels; ++level) names.push_back("L" + std::to_string(level));
-    std::vector<NodeStage> stages;
-    for (uint32_t level = 0; level < kLevels; ++level) {
-        std::string text = ReadModule("array_chain_step");
-        auto replace_all = [&text](const std::string& from, const std::string& to) {
-            for (size_t at = text.find(from); at != std::string::npos; at = text.find(from, at + to.size()))
-                text.replace(at, from.size(), to);
-        };
-        replace_all("@NEXT@", "L" + std::to_string(level + 1));
-        replace_all("@WIDTH@", std::to_string(kWidth));
-        replace_all("@CHAINS@", std::to_string(kChains));
-        std::istringstream lines(text);
-        std::string line, kept;
-        while (std::getline(lines, line)) {
-            if (line.rfind("@O@", 0) == 0) {
-                if (level + 1 == kLevels) continue;
-                line.erase(0, 3);
-            }
-            kept += line + "\n";
-        }
-        for (uint32_t member = 0; member < kWidth; ++member) stages.push_back({kept, "main", names[level].c_str(), member});
-    }
+    std::vector<std::string> names;  // NodeStage::node_name points into it
+    const std::vector<NodeStage> stages = ArrayChainStages(kWidth, kLevels, kChains, &names);
     TestBuffer uav = context.CreateBuffer(kLevels * kChains * sizeof(uint32_t), VK_BUFFER_USAGE_STORAGE_BUFFER_BIT);
     std::memset(uav.As<uint32_t>(), 0, kLevels * kChains * sizeof(uint32_t));
-    VkPipelineLayout layout = context.CreateStorageBufferLayout({&uav});
-    VkPipeline graph = context.CreateGraph(stages, layout);
-    ASSERT_NE(graph, VK_NULL_HANDLE) << context.log().Problems();
-    VkExecutionGraphPipelineScratchSizeAMDX size{VK_STRUCTURE_TYPE_EXECUTION_GRAPH_PIPELINE_SCRATCH_SIZE_AMDX};
-    ASSERT_EQ(context.vkGetExecutionGraphPipelineScratchSizeAMDX(context.device(), graph, &size), VK_SUCCESS);
-    TestBuffer scratch = context.CreateScratch(size.minSize);
-    context.Submit(
-        [&](VkCommandBuffer cmd) { context.vkCmdInitializeGraphScratchMemoryAMDX(cmd, graph, scratch.address, scratch.size); });
     // Chain c enters at member c: one record per member of level 0.
     struct Rec {
         uint32_t chain, level;
     };
     std::vector<Rec> records(kChains);
-    std::vector<VkDispatchGraphInfoAMDX> infos;
-    for (uint32_t chain = 0; chain < kChains; ++chain) {
-        records[chain] = {chain, 0};
-        VkDispatchGraphInfoAMDX info{context.NodeIndex(graph, "L0", chain), 1, {}, sizeof(Rec)};
-        info.payloads.hostAddress = &records[chain];
-        infos.push_back(info);
-    }
-    VkDispatchGraphCountInfoAMDX count_info{kChains, {}, sizeof(VkDispatchGraphInfoAMDX)};
-    count_info.infos.hostAddress = infos.data();
-    capture.Clear();
-    context.Submit([&](VkCommandBuffer cmd) {
-        vkCmdBindPipeline(cmd, VK_PIPELINE_BIND_POINT_EXECUTION_GRAPH_AMDX, graph);
-        VkDescriptorSet set = context.descriptor_set();
-        vkCmdBindDescriptorSets(cmd, VK_PIPELINE_BIND_POINT_EXECUTION_GRAPH_AMDX, layout, 0, 1, &set, 0, nullptr);
-        context.vkCmdDispatchGraphAMDX(cmd, scratch.address, scratch.size, &count_info);
+    const std::vector<std::string> events = DispatchCaptured(context, capture, stages, uav, [&](VkPipeline graph) {
+        std::vector<VkDispatchGraphInfoAMDX> infos;
+        for (uint32_t chain = 0; chain < kChains; ++chain) {
+            records[chain] = {chain, 0};
+            VkDispatchGraphInfoAMDX info{context.NodeIndex(graph, "L0", chain), 1, {}, sizeof(Rec)};
+            info.payloads.hostAddress = &records[chain];
+            infos.push_back(info);
+        }
+        return infos;
     });
-    const std::vector<std::string> events = capture.Events();
+    ASSERT_FALSE(events.empty());
     for (uint32_t level = 0; level < kLevels; ++level) {
         for (uint32_t chain = 0; chain < kChains; ++chain) {
             EXPECT_EQ(uav.As<uint32_t>()[level * kChains + chain], (chain + level) % kWidth + 1)
@@ -558,7 +525,6 @@ TEST_F(DebugLabels, LevelsOfANodeArrayChainAreDirectWithTheGroupAsConsumer) {
         EXPECT_EQ(count_in(labels.indirect_dispatches, region), 1) << "the group's dispatch alone\n" << Joined(events);
     }
     EXPECT_EQ(context.log().Problems(), "");
-    context.Destroy(scratch);
     context.Destroy(uav);
 }
 
@@ -576,36 +542,21 @@ TEST_F(DebugLabels, NodesSharingAPipelineAreBoundAndDispatchedOncePerLevel) {
     for (uint32_t i = 0; i < 4; ++i) stages.push_back({ReadCorpus("output_node_array_runtime_index"), "main", "Entry", i});
     for (uint32_t i = 0; i < 4; ++i) stages.push_back({ReadModule("array_sink"), "main", "B", i});
     TestBuffer uav = context.CreateBuffer(8 * sizeof(uint32_t), VK_BUFFER_USAGE_STORAGE_BUFFER_BIT);
-    VkPipelineLayout layout = context.CreateStorageBufferLayout({&uav});
-    VkPipeline graph = context.CreateGraph(stages, layout);
-    ASSERT_NE(graph, VK_NULL_HANDLE) << context.log().Problems();
-    VkExecutionGraphPipelineScratchSizeAMDX size{VK_STRUCTURE_TYPE_EXECUTION_GRAPH_PIPELINE_SCRATCH_SIZE_AMDX};
-    EXPECT_EQ(context.vkGetExecutionGraphPipelineScratchSizeAMDX(context.device(), graph, &size), VK_SUCCESS);
-    TestBuffer scratch = context.CreateScratch(size.minSize);
-    context.Submit(
-        [&](VkCommandBuffer cmd) { context.vkCmdInitializeGraphScratchMemoryAMDX(cmd, graph, scratch.address, scratch.size); });
-
     // Entry[e] sends 8 records (value 10 * e + thread) to B[3 - e].
     struct Rec {
         uint32_t node_idx, value;
     };
     Rec records[4];
-    VkDispatchGraphInfoAMDX infos[4];
-    for (uint32_t e = 0; e < 4; ++e) {
-        records[e] = {3 - e, 10 * e};
-        infos[e] = {context.NodeIndex(graph, "Entry", e), 1, {}, sizeof(Rec)};
-        infos[e].payloads.hostAddress = &records[e];
-    }
-    VkDispatchGraphCountInfoAMDX count_info{4, {}, sizeof(VkDispatchGraphInfoAMDX)};
-    count_info.infos.hostAddress = infos;
-    capture.Clear();
-    context.Submit([&](VkCommandBuffer cmd) {
-        vkCmdBindPipeline(cmd, VK_PIPELINE_BIND_POINT_EXECUTION_GRAPH_AMDX, graph);
-        VkDescriptorSet set = context.descriptor_set();
-        vkCmdBindDescriptorSets(cmd, VK_PIPELINE_BIND_POINT_EXECUTION_GRAPH_AMDX, layout, 0, 1, &set, 0, nullptr);
-        context.vkCmdDispatchGraphAMDX(cmd, scratch.address, scratch.size, &count_info);
+    const std::vector<std::string> events = DispatchCaptured(context, capture, stages, uav, [&](VkPipeline graph) {
+        std::vector<VkDispatchGraphInfoAMDX> infos(4);
+        for (uint32_t e = 0; e < 4; ++e) {
+            records[e] = {3 - e, 10 * e};
+            infos[e] = {context.NodeIndex(graph, "Entry", e), 1, {}, sizeof(Rec)};
+            infos[e].payloads.hostAddress = &records[e];
+        }
+        return infos;
     });
-    const std::vector<std::string> events = capture.Events();
+    ASSERT_FALSE(events.empty());
     for (uint32_t b = 0; b < 4; ++b) {
         const uint32_t e = 3 - b;
         EXPECT_EQ(uav.As<uint32_t>()[2 * b], 8 * 10 * e + 28) << "B[" << b << "] sum";
@@ -638,7 +589,6 @@ TEST_F(DebugLabels, NodesSharingAPipelineAreBoundAndDispatchedOncePerLevel) {
     ASSERT_EQ(node_pipelines[0].size(), 1u) << Joined(events);  // Entry's
     ASSERT_EQ(node_pipelines[1].size(), 1u) << Joined(events);  // B's
     EXPECT_NE(node_pipelines[0][0], node_pipelines[1][0]);
-    context.Destroy(scratch);
     context.Destroy(uav);
 
     // Distinct nodes keep one bind each: the hello graph's three levels dispatch firstNode, secondNode and thirdNode.

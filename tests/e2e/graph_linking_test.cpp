@@ -502,31 +502,8 @@ TEST(DirectLevels, BetweenLevelsWithLevelPasses) {
 // half the members of every level without one.
 TEST(DirectLevels, ChainOfStaticBroadcastNodeArrays) {
     constexpr uint32_t kWidth = 4, kLevels = 5, kChains = 6;
-    std::vector<NodeStage> stages;
     std::vector<std::string> names;  // NodeStage::node_name points into it
-    for (uint32_t level = 0; level < kLevels; ++level) names.push_back("L" + std::to_string(level));
-    for (uint32_t level = 0; level < kLevels; ++level) {
-        std::string text = ReadModule("array_chain_step");
-        auto replace_all = [&text](const std::string& from, const std::string& to) {
-            for (size_t at = text.find(from); at != std::string::npos; at = text.find(from, at + to.size()))
-                text.replace(at, from.size(), to);
-        };
-        replace_all("@NEXT@", "L" + std::to_string(level + 1));
-        replace_all("@WIDTH@", std::to_string(kWidth));
-        replace_all("@CHAINS@", std::to_string(kChains));
-        std::istringstream lines(text);
-        std::string line, kept;
-        while (std::getline(lines, line)) {
-            if (line.rfind("@O@", 0) == 0) {
-                if (level + 1 == kLevels) continue;
-                line.erase(0, 3);
-            }
-            kept += line + "\n";
-        }
-        for (uint32_t member = 0; member < kWidth; ++member) {
-            stages.push_back({kept, "main", names[level].c_str(), member});
-        }
-    }
+    const std::vector<NodeStage> stages = ArrayChainStages(kWidth, kLevels, kChains, &names);
     // Chain c enters at member c % kWidth, and each level moves it to the next member.
     struct Rec {
         uint32_t chain, level;

@@ -39,6 +39,33 @@ std::string WithUintConstant(std::string text, const std::string& name, uint32_t
     return text;
 }
 
+std::vector<NodeStage> ArrayChainStages(uint32_t width, uint32_t levels, uint32_t chains, std::vector<std::string>* names) {
+    names->clear();
+    for (uint32_t level = 0; level < levels; ++level) names->push_back("L" + std::to_string(level));
+    std::vector<NodeStage> stages;
+    for (uint32_t level = 0; level < levels; ++level) {
+        std::string text = ReadModule("array_chain_step");
+        auto replace_all = [&text](const std::string& from, const std::string& to) {
+            for (size_t at = text.find(from); at != std::string::npos; at = text.find(from, at + to.size()))
+                text.replace(at, from.size(), to);
+        };
+        replace_all("@NEXT@", "L" + std::to_string(level + 1));
+        replace_all("@WIDTH@", std::to_string(width));
+        replace_all("@CHAINS@", std::to_string(chains));
+        std::istringstream lines(text);
+        std::string line, kept;
+        while (std::getline(lines, line)) {
+            if (line.rfind("@O@", 0) == 0) {
+                if (level + 1 == levels) continue;
+                line.erase(0, 3);
+            }
+            kept += line + "\n";
+        }
+        for (uint32_t member = 0; member < width; ++member) stages.push_back({kept, "main", (*names)[level].c_str(), member});
+    }
+    return stages;
+}
+
 std::vector<NodeStage> UniformAllocateArrayStages(uint32_t pad_words) {
     const std::string sink = WithUintConstant(ReadModule("big_sink"), "%uint_255", pad_words);
     const std::string entry = WithUintConstant(ReadModule("uniform_allocate_array"), "%uint_31", pad_words);

@@ -134,6 +134,10 @@ std::string ReadModule(const std::string& name);
 // {uint value; uint pad[pad_words];}: 128 bytes by default; at most 23 pad words make records of at most 96 bytes, which
 // the lowering reserves with one atomic (LoweringOptions::heap_holds_record_list).
 std::vector<NodeStage> UniformAllocateArrayStages(uint32_t pad_words = 31);
+// A chain of node arrays L0..L<levels - 1>, each `width` members of array_chain_step (a dispatch group of static
+// broadcast nodes) whose UAV rows are `chains` words long; the last level has no output. `names` keeps the node names
+// the stages point to ("L0", "L1", ...).
+std::vector<NodeStage> ArrayChainStages(uint32_t width, uint32_t levels, uint32_t chains, std::vector<std::string>* names);
 // tests/spirv_corpus/output_node_array_runtime_index as "Entry" with an output array B of `sinks` members, and the
 // array_sink nodes B[0..sinks-1]: each Entry record {node_idx, value} sends 8 records {value + thread} to B[node_idx],
 // which adds them to UAV[2 * node_idx] and counts them in UAV[2 * node_idx + 1]. Level 0 is the static broadcast node
