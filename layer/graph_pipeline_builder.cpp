@@ -304,10 +304,11 @@ uint32_t RecordStride(const spirv::RecordLayout& record) {
 // - a node whose outputs name one node that could be a direct level's consumer (a node whose directory the record list
 //   can be, that shares no input and whose input nobody shares), not counting itself (a recursion's deepest level
 //   sends only to the other target), or only itself;
-// - on devices with a limit, a node whose outputs name only nodes that could together be a direct level's consumer
-//   group: at most kDirectLevelGroupMaxMembers static broadcast nodes of one source (a node array), each a possible
-//   direct consumer (GraphPlan::FormDispatchGroups makes such a level direct where they form the level's one dispatch
-//   group);
+// - a node whose outputs name only nodes that could together be a direct level's consumer group: at most
+//   kDirectLevelGroupMaxMembers static broadcast nodes of one source (a node array), each a possible direct consumer
+//   (GraphPlan::FormDispatchGroups makes such a level direct where they form the level's one dispatch group), where its
+//   records run at most the device's limit of invocations (kGroupHandOffMaxInvocationsPerRecordGpu on GPUs), with the
+//   hand-off's group code;
 // - every node of a level that the graph's roots (entries that no other node targets) reach before a direct level:
 //   the levels of a dispatch of its roots, as applications dispatch a graph.
 // Any other dispatch whose levels put a node without it before a single consumer (say a leaf named as an entry beside
@@ -339,12 +340,16 @@ std::vector<std::string> SelectLevelHandOffs(const GraphPipeline& graph, bool di
     // Outputs that name only nodes that could together be a direct level's consumer group: at most
     // kDirectLevelGroupMaxMembers static broadcast nodes of one source (a node array), each a possible direct consumer
     // (FormDispatchGroups makes such a level direct where they are the level's one dispatch group). Such nodes get the
-    // group code of the hand-off (LoweringOptions::group_level_hand_off), on devices with a limit (CPU devices) only: on
-    // the H200 the 10240x5760 classifications ran 3.2 to 3.4% slower with their shading level direct (230 400 classify
-    // workgroups each counting against one address) and the chain of node arrays gained nothing, while the 1080p
-    // classifications gained 3 to 6% (docs/performance.md); on lavapipe the chain of node arrays ran 13 to 33% faster.
+    // group code of the hand-off (LoweringOptions::group_level_hand_off) where their records run at most the device's
+    // limit of invocations, or kGroupHandOffMaxInvocationsPerRecordGpu where it sets none: on lavapipe the chain of node
+    // arrays ran 13 to 33% faster, on the H200 33% (once its last workgroups cleared only their own states,
+    // runtime::kDirectLevelClearsOwnStates), but there the 10240x5760 classifications ran 3 to 4% slower with their
+    // shading level direct (230 400 classify workgroups each counting themselves), although the 1080p ones gained
+    // (docs/performance.md).
     std::vector<bool> group_needed(count, false);
-    for (uint32_t n = 0; n < count && direct_levels && max_invocations_per_record; ++n) {
+    const uint64_t group_max_invocations = max_invocations_per_record.value_or(kGroupHandOffMaxInvocationsPerRecordGpu);
+    for (uint32_t n = 0; n < count && direct_levels; ++n) {
+        if (InvocationsPerRecord(graph.nodes[n].info) > group_max_invocations) continue;
         std::set<uint32_t> others = targets[n];
         others.erase(n);
         if (others.size() < 2 || others.size() > kDirectLevelGroupMaxMembers) continue;

@@ -443,6 +443,16 @@ GraphHeader HeaderFor(const ScratchLayout& layout) {
 constexpr VkPipelineStageFlags2 kPriorStages = VK_PIPELINE_STAGE_2_COMPUTE_SHADER_BIT | VK_PIPELINE_STAGE_2_DRAW_INDIRECT_BIT;
 constexpr VkAccessFlags2 kShaderReadWrite = VK_ACCESS_2_SHADER_STORAGE_READ_BIT | VK_ACCESS_2_SHADER_STORAGE_WRITE_BIT;
 
+// Whether a level's one node dispatch covers exactly the states its last workgroup clears under
+// runtime::kDirectLevelClearsOwnStates: a node dispatched alone pushes its own output-table base and clears its own state
+// (a group member dispatched alone too), a group's dispatch pushes kDispatchGroupMarker and clears as many states as its
+// first member's NodeStaticInfo counts.
+bool ClearsOnlyItsOwnStates(const GraphPlan& plan, const LevelDispatch& dispatch) {
+    if (dispatch.group_size == 1) return true;
+    return dispatch.first_node < plan.node_table.size() &&
+           plan.node_table[dispatch.first_node].dispatch_group_size == dispatch.group_size;
+}
+
 }  // namespace
 
 SchedulerRecorder::SchedulerRecorder(const DeviceDispatchTable* dispatch, MetaPipelines* pipelines, bool use_synchronization2,
@@ -1043,10 +1053,15 @@ RecordResult SchedulerRecorder::RecordDispatch(VkCommandBuffer cmd, const Scratc
         // A group consumer (runtime::kDirectLevelGroupConsumer) gets its members' statistics only where they are kept.
         const uint32_t group_flags =
             runtime::kDirectLevelGroupConsumer | (keep_statistics != 0 ? runtime::kDirectLevelGroupStatistics : 0u);
+        // Where this level is one node dispatch, its last workgroup need clear only that node's or group's states
+        // (runtime::kDirectLevelClearsOwnStates).
+        const bool one_dispatch = fused && level < plan.level_dispatches.size() && plan.level_dispatches[level].size() == 1 &&
+                                  ClearsOnlyItsOwnStates(plan, plan.level_dispatches[level][0]);
+        const uint32_t own_states_flag = one_dispatch ? runtime::kDirectLevelClearsOwnStates : 0u;
         const uint32_t next_level_consumer = !is_direct(level + 1) ? kInvalidNode
                                              : plan.DirectLevelIsGroup(level + 1)
-                                                 ? plan.direct_level_consumer[level + 1] | group_flags
-                                                 : plan.direct_level_consumer[level + 1];
+                                                 ? plan.direct_level_consumer[level + 1] | group_flags | own_states_flag
+                                                 : plan.direct_level_consumer[level + 1] | own_states_flag;
         if (labels) BeginLabel(cmd, "level " + std::to_string(level));
         write_timestamp(1 + 2 * level);
         if (level == 0 && host_prepared_level_zero) {

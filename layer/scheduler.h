@@ -170,6 +170,14 @@ inline constexpr uint64_t kHandOffMaxInvocationsPerRecordCpu = 64;
 inline constexpr std::optional<uint64_t> HandOffMaxInvocationsPerRecordFor(VkPhysicalDeviceType type) {
     return type == VK_PHYSICAL_DEVICE_TYPE_CPU ? std::optional<uint64_t>(kHandOffMaxInvocationsPerRecordCpu) : std::nullopt;
 }
+// Where the device sets no limit above (GPUs), the most invocations a record of a node may run for the node to get the
+// hand-off's group code (LoweringOptions::group_level_hand_off), which makes the level after it direct with a dispatch
+// group as its consumer (GraphPlan::FormDispatchGroups). On an H200 a chain of 8-member node arrays ran 33% faster so
+// (`overhead_chain32x8` 373.9 -> 251.7 µs), while a classification whose classify workgroups each count themselves
+// (230 400 of them at 10240x5760) ran 3 to 4% slower with its shading level direct, although the 1080p one gained 4 to
+// 6% (docs/performance.md, "Session of the own-state clears"). Chain steps and small producers run at most this many;
+// a classify node's dynamic grid runs up to 65535^2 workgroups per record.
+inline constexpr uint64_t kGroupHandOffMaxInvocationsPerRecordGpu = 64;
 
 // Whether a device reserves the Invocation-visibility allocations that every invocation of a broadcast or coalescing
 // workgroup reaches once per workgroup (spirv::LoweringOptions::reserve_per_workgroup) or once per subgroup.

@@ -529,6 +529,39 @@ TEST(DirectLevels, ChainOfStaticBroadcastNodeArrays) {
     ExpectSameWithAndWithoutDirectLevels(stages, {dispatch_of(kChains), dispatch_of(2)}, {expected_for(kChains), expected_for(2)});
 }
 
+// The last workgroup of a level that is one node dispatch clears only that dispatch's node states in the half the level
+// read (runtime::kDirectLevelClearsOwnStates): here level 0 is one group dispatch of L0[0..3] before the direct group
+// level L1, whose members send to L2[0..3], four nodes of distinct modules (an unused constant each), so level 2 has a
+// level pass. That pass reads the half level 0 read and counts every node's records in it: the record count of an L0
+// member left uncleared would count again there, and show in the statistics and the UAV. Two dispatches in one scratch.
+TEST(DirectLevels, LevelPassAfterAGroupLevelThatClearedOnlyItsOwnStates) {
+    constexpr uint32_t kWidth = 4, kLevels = 3, kChains = 6;
+    std::vector<std::string> names;  // NodeStage::node_name points into it
+    std::vector<NodeStage> stages = ArrayChainStages(kWidth, kLevels, kChains, &names);
+    for (NodeStage& stage : stages) {
+        if (stage.node_name != names[2]) continue;
+        const std::string uint_0 = "     %uint_0 = OpConstant %uint 0\n";
+        const size_t at = stage.assembly.find(uint_0);
+        ASSERT_NE(at, std::string::npos);
+        stage.assembly.insert(at + uint_0.size(), "%distinct = OpConstant %uint " + std::to_string(100 + stage.node_index) + "\n");
+    }
+    struct Rec {
+        uint32_t chain, level;
+    };
+    std::vector<std::vector<Rec>> entry_records(kWidth);
+    for (uint32_t chain = 0; chain < kChains; ++chain) entry_records[chain % kWidth].push_back({chain, 0});
+    std::vector<DirectLevelsEntry> entries;
+    for (uint32_t member = 0; member < kWidth; ++member) {
+        entries.push_back(
+            {"L0", member, static_cast<uint32_t>(entry_records[member].size()), entry_records[member].data(), sizeof(Rec)});
+    }
+    std::vector<uint32_t> expected(kLevels * kChains);
+    for (uint32_t level = 0; level < kLevels; ++level) {
+        for (uint32_t chain = 0; chain < kChains; ++chain) expected[level * kChains + chain] = (chain + level) % kWidth + 1;
+    }
+    ExpectSameWithAndWithoutDirectLevels(stages, {entries, entries}, {expected, expected});
+}
+
 // A level that launches no workgroup although it has records (dynamic grids of 0) has no last workgroup to prepare the
 // direct level after it. Its level pass clears its own half, which level 2 (T -> {U, V}: a level pass again) reads:
 // D's records must not be found there a second time (the statistics would count them twice). The next dispatch in the

@@ -42,7 +42,7 @@ Result<bool> LevelHandOffPass::Run(Module& module) {
     // of a node that only invocation 0 runs.
     const bool hand_off = ctx_.options.level_hand_off;
     if (!hand_off && !ctx_.only_invocation_0_runs_node_code) return false;
-    std::uint32_t is_last_workgroup = 0, node_table_offset = 0, node_stats_offset = 0, record_capacity = 0;
+    std::uint32_t is_last_workgroup = 0, node_table_offset = 0, node_stats_offset = 0, record_capacity = 0, own_states = 0;
     if (hand_off) {
         is_last_workgroup = CreateGlobalVariable(module, ctx_, StorageClass::Workgroup, ctx_.u32);
         // The header words the last workgroup's leader needs, loaded by every leader together with its count: then the
@@ -51,6 +51,7 @@ Result<bool> LevelHandOffPass::Run(Module& module) {
         node_table_offset = CreateGlobalVariable(module, ctx_, StorageClass::Private, ctx_.u32);
         node_stats_offset = CreateGlobalVariable(module, ctx_, StorageClass::Private, ctx_.u32);
         record_capacity = CreateGlobalVariable(module, ctx_, StorageClass::Private, ctx_.u32);
+        own_states = CreateGlobalVariable(module, ctx_, StorageClass::Private, ctx_.u32);
     }
 
     FunctionBuilder b(module, ctx_);
@@ -95,8 +96,9 @@ Result<bool> LevelHandOffPass::Run(Module& module) {
             const std::uint32_t group_statistics =
                 group_code ? e.NotEqual(e.And(pushed_consumer, e.U32(runtime::kDirectLevelGroupStatistics)), e.U32(0))
                            : e.Bool(false);
-            const std::uint32_t consumer =
-                group_code ? e.And(pushed_consumer, e.U32(runtime::kDirectLevelConsumerMask)) : pushed_consumer;
+            const std::uint32_t consumer = e.And(pushed_consumer, e.U32(runtime::kDirectLevelConsumerMask));
+            const std::uint32_t clears_own_states =
+                e.NotEqual(e.And(pushed_consumer, e.U32(runtime::kDirectLevelClearsOwnStates)), e.U32(0));
             // What the preparer of level L launched (written before this dispatch's barrier, so a plain load). Loaded
             // before the fence so that its round trip overlaps the fence's.
             const std::uint32_t launched =
@@ -272,10 +274,29 @@ Result<bool> LevelHandOffPass::Run(Module& module) {
                 // ... and so do its nodes' states, spread over the workgroup in 16-byte stores, neighbouring invocations
                 // at neighbouring addresses so that a subgroup's stores combine (as ClearNodeStates in scratch_layout.glsl;
                 // per field at the states' 48-byte stride, each store was a memory transaction of its own).
+                // Where this level is one node dispatch (runtime::kDirectLevelClearsOwnStates), only its node's or group's
+                // states can be set: the pushed node's, and for a group's dispatch (output_table_base pushed as
+                // kDispatchGroupMarker) those of the members its table entry counts. Only a group's dispatch loads that
+                // count, so a chain step's last workgroup waits for no load before it clears. (The leader's copy of the
+                // node table's offset is its own; the other invocations load the header word.)
                 static_assert(offsets::kHalfNodes % 16 == 0 && offsets::kNodeStateSize % 16 == 0);
-                const std::uint32_t vectors = e.Mul(node_count, e.U32(offsets::kNodeStateSize / 16));
+                const std::uint32_t own_node = e.LoadPushContextU32(PushContextMember::kNodeIndex);
+                const std::uint32_t group_dispatch =
+                    e.Equal(e.LoadPushContextU32(PushContextMember::kOutputTableBase), e.U32(runtime::kDispatchGroupMarker));
+                e.Store(own_states, e.U32(1));
+                b.If(e.LogicalAnd(clears_own_states, group_dispatch), [&]() {
+                    const std::uint32_t table_offset = invocations == 1 ? e.LoadU32Var(node_table_offset)
+                                                                        : e.LoadScratchU32(e.U32(offsets::kHeaderNodeTableOffset));
+                    const std::uint32_t own_info = e.Add(table_offset, e.Mul(own_node, e.U32(offsets::kNodeStaticInfoSize)));
+                    e.Store(own_states,
+                            e.Max(e.LoadScratchU32(e.Add(own_info, e.U32(offsets::kNodeStaticDispatchGroupSize))), e.U32(1)));
+                });
+                const std::uint32_t clear_first = e.SelectU32(clears_own_states, own_node, e.U32(0));
+                const std::uint32_t clear_count = e.SelectU32(clears_own_states, e.LoadU32Var(own_states), node_count);
+                const std::uint32_t vectors = e.Mul(clear_count, e.U32(offsets::kNodeStateSize / 16));
                 const std::uint32_t rounds = e.Div(e.Add(vectors, e.U32(invocations - 1)), e.U32(invocations));
-                const std::uint32_t states = e.Add(input_half, e.U32(offsets::kHalfNodes));
+                const std::uint32_t states =
+                    e.Add(input_half, e.Add(e.U32(offsets::kHalfNodes), e.Mul(clear_first, e.U32(offsets::kNodeStateSize))));
                 const std::uint32_t zero = e.U32(0);
                 b.For(rounds, [&](std::uint32_t round) {
                     const std::uint32_t vector = e.Add(e.Mul(round, e.U32(invocations)), local_index);

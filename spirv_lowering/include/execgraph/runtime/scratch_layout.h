@@ -43,7 +43,15 @@ inline constexpr uint32_t kDirectLevelGroupConsumer = 0x80000000u;
 // dispatches and workgroups (as the level pass's kLevelKeepStatistics): only then does the hand-off visit the members,
 // one after the other in one invocation. The group's arguments come from the half's record count alone.
 inline constexpr uint32_t kDirectLevelGroupStatistics = 0x40000000u;
-inline constexpr uint32_t kDirectLevelConsumerMask = ~(kDirectLevelGroupConsumer | kDirectLevelGroupStatistics);
+// Set in NodePushContext::next_level_consumer where this level is the one node dispatch that pushes it (one node, or one
+// dispatch group). The input half then holds no NodeState but that node's or group's that is not already clear: the
+// level's preparer writes the states of nodes with records at the level, its producers counted records only for
+// nodes of the level (levels list every node a record can reach), and the halves start clear and are cleared after
+// every level. So the last workgroup clears only those (1 or the group's size) instead of all node_count states: one
+// invocation of a chain step cleared a 256-node graph's 768 vectors one after the other at every level.
+inline constexpr uint32_t kDirectLevelClearsOwnStates = 0x20000000u;
+inline constexpr uint32_t kDirectLevelConsumerMask =
+    ~(kDirectLevelGroupConsumer | kDirectLevelGroupStatistics | kDirectLevelClearsOwnStates);
 
 // NodePushContext::output_table_base of a dispatch-group dispatch. No real table base reaches it (the output table is
 // indexed with 32-bit entries in scratch, far below 4 G entries).
