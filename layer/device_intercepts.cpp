@@ -14,6 +14,15 @@
 namespace execgraph::intercept {
 namespace {
 
+// A two-way enum setting with `auto` (layer/settings.h) as the flag it sets: true for `yes`, false for `no`, and what the
+// device's type picks (`by_device`) for `auto`.
+template <typename Setting>
+bool SettingChoice(Setting value, Setting yes, Setting no, bool by_device) {
+    if (value == yes) return true;
+    if (value == no) return false;
+    return by_device;
+}
+
 VkLayerDeviceCreateInfo* FindLayerLinkInfo(const VkDeviceCreateInfo* create_info) {
     for (auto* node = static_cast<const VkBaseInStructure*>(create_info->pNext); node != nullptr; node = node->pNext) {
         if (node->sType != VK_STRUCTURE_TYPE_LOADER_DEVICE_CREATE_INFO) continue;
@@ -208,17 +217,11 @@ VKAPI_ATTR VkResult VKAPI_CALL CreateDevice(VkPhysicalDevice physicalDevice, con
             state->hand_off_max_invocations_per_record =
                 max_producer_invocations == UINT32_MAX ? UINT64_MAX : max_producer_invocations;
         }
-        switch (instance->settings.allocation_reservation) {
-            case AllocationReservation::kWorkgroup:
-                state->reserve_per_workgroup = true;
-                break;
-            case AllocationReservation::kSubgroup:
-                state->reserve_per_workgroup = false;
-                break;
-            case AllocationReservation::kAuto:
-                state->reserve_per_workgroup = ReservesPerWorkgroupFor(instance->SupportOf(physicalDevice).device_type);
-                break;
-        }
+        const VkPhysicalDeviceType device_type = instance->SupportOf(physicalDevice).device_type;
+        state->finish_pass_reports = SettingChoice(instance->settings.report_pass, ReportPass::kFinish, ReportPass::kPreparer,
+                                                   FinishPassReportsFor(device_type));
+        state->reserve_per_workgroup = SettingChoice(instance->settings.allocation_reservation, AllocationReservation::kWorkgroup,
+                                                     AllocationReservation::kSubgroup, ReservesPerWorkgroupFor(device_type));
         VkPhysicalDeviceProperties properties;
         instance->dispatch.GetPhysicalDeviceProperties(physicalDevice, &properties);
         const uint32_t batch = instance->settings.thread_batch_size != 0 ? instance->settings.thread_batch_size

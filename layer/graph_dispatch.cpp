@@ -144,6 +144,12 @@ bool CheckHostInfos(const DeviceState& device, VkCommandBuffer command_buffer, c
     return true;
 }
 
+// The scheduler as this device runs it (layer_state.h: the choices made by device type or settings at device creation).
+SchedulerRecorder RecorderFor(DeviceState& device) {
+    return SchedulerRecorder(&device.dispatch, device.meta_pipelines.get(), true, device.level_pass_records_per_workgroup,
+                             device.indirect_level_pass, device.finish_pass_reports);
+}
+
 }  // namespace
 
 void RecordInitializeScratch(DeviceState& device, VkCommandBuffer command_buffer, VkPipeline execution_graph,
@@ -164,8 +170,7 @@ void RecordInitializeScratch(DeviceState& device, VkCommandBuffer command_buffer
     std::optional<BufferRange> range = CheckScratch(device, command_buffer, **graph, scratch, scratch_size, command);
     if (!range) return;
     const GraphPipeline& pipeline = **graph;
-    SchedulerRecorder recorder(&device.dispatch, device.meta_pipelines.get(), true, device.level_pass_records_per_workgroup,
-                               device.indirect_level_pass);
+    SchedulerRecorder recorder = RecorderFor(device);
     RecordResult recorded = recorder.RecordInitialize(
         command_buffer, ScratchBinding{range->buffer, range->offset, scratch, scratch_size}, pipeline.scratch_plan,
         pipeline.graph_tag, pipeline.dispatch_plan.node_table, pipeline.dispatch_plan.output_table);
@@ -255,8 +260,7 @@ void RecordGraphDispatch(DeviceState& device, VkCommandBuffer command_buffer, Vk
                                                    graph.node_labels},
                                                   DispatchTimestampCount(plan.levels.size()));
     }
-    SchedulerRecorder recorder(&device.dispatch, device.meta_pipelines.get(), true, device.level_pass_records_per_workgroup,
-                               device.indirect_level_pass);
+    SchedulerRecorder recorder = RecorderFor(device);
     RecordResult recorded = recorder.RecordDispatch(command_buffer, ScratchBinding{range->buffer, range->offset, scratch, scratch_size},
                                                     plan, source, options);
     if (recorded.result != VK_SUCCESS && options.report.address != 0) device.reporter->Cancel(options.report);

@@ -456,12 +456,13 @@ bool ClearsOnlyItsOwnStates(const GraphPlan& plan, const LevelDispatch& dispatch
 }  // namespace
 
 SchedulerRecorder::SchedulerRecorder(const DeviceDispatchTable* dispatch, MetaPipelines* pipelines, bool use_synchronization2,
-                                     uint32_t level_pass_records_per_workgroup, bool indirect_level_pass)
+                                     uint32_t level_pass_records_per_workgroup, bool indirect_level_pass, bool finish_pass_reports)
     : dispatch_(dispatch),
       pipelines_(pipelines),
       use_synchronization2_(use_synchronization2),
       level_pass_records_per_workgroup_(level_pass_records_per_workgroup),
-      indirect_level_pass_(indirect_level_pass) {}
+      indirect_level_pass_(indirect_level_pass),
+      finish_pass_reports_(finish_pass_reports) {}
 
 void SchedulerRecorder::ClearHalves(VkCommandBuffer cmd, const ScratchBinding& scratch, const ScratchLayout& layout,
                                     uint32_t first_half) const {
@@ -814,10 +815,12 @@ RecordResult SchedulerRecorder::RecordDispatch(VkCommandBuffer cmd, const Scratc
     // writes the report where that is a meta pass that always runs: the fused level pass of the last level, or the entry
     // pass when the only level is direct. (A direct last level after other levels is prepared by a lowered node's last
     // workgroup, which runs only if that level had any; the finish pass stays there, as for the split passes, and where
-    // the host prepared level 0 and it is the only level.)
+    // the host prepared level 0 and it is the only level.) Devices whose finish pass reports (FinishPassReportsFor: GPUs)
+    // use it for every report, recorded beside the last level's nodes, so that their level pass writes no host memory.
     const uint32_t last_level = plan.levels.empty() ? 0 : static_cast<uint32_t>(plan.levels.size() - 1);
     const bool report_by_preparer = report.address != 0 && !leftover_check && fused && !plan.levels.empty() &&
-                                    !(last_level == 0 && host_prepared_level_zero) && (!is_direct(last_level) || last_level == 0);
+                                    !(last_level == 0 && host_prepared_level_zero) && (!is_direct(last_level) || last_level == 0) &&
+                                    !finish_pass_reports_;
     const bool finish_pass = leftover_check || (report.address != 0 && !report_by_preparer);
     VkPipeline enqueue = VK_NULL_HANDLE, prepare = VK_NULL_HANDLE, scatter = VK_NULL_HANDLE, write_args = VK_NULL_HANDLE,
                level_pass = VK_NULL_HANDLE, checking_level_pass = VK_NULL_HANDLE, list_directory_pass = VK_NULL_HANDLE,
@@ -1047,6 +1050,28 @@ RecordResult SchedulerRecorder::RecordDispatch(VkCommandBuffer cmd, const Scratc
     VkPipelineLayout pushed_layout = VK_NULL_HANDLE;
     uint32_t pushed_context_offset = 0;
     VkPipeline bound_pipeline = VK_NULL_HANDLE;
+    // 4. The finish pass: records the last level wrote have no level to run them (counted and flagged, charged to level
+    // levels.size(), one past the last level that ran), and the report slot gets the header and statistics, serial last.
+    // Without a leftover check the pass only writes the report. The last level's nodes have no outputs then, so they
+    // write neither the header nor the statistics: both are final once that level is prepared, which the barrier before
+    // its node dispatches already orders. So the pass is recorded right after that barrier, without one of its own, and
+    // runs beside those nodes (on an H200 a barrier and a wait for the last level cost about 3 µs of every such
+    // dispatch; recorded before the node dispatches rather than after them, it also leaves nothing to run after a large
+    // last level: `thread_launch` and `fan_out_tree` -2.5%, `large_fan_out_tree` -3.7%; docs/performance.md).
+    auto record_finish = [&]() {
+        const FinishParams finish_params{
+            scratch.address,
+            report.address,
+            static_cast<uint32_t>(plan.levels.size()),
+            leftover_check ? 1u : 0u,
+            report.serial,
+            report.address == 0 ? 0u : report.stats_count | (report.stats_only_on_drops ? kStatsOnlyOnDrops : 0u)};
+        const uint32_t finish_workgroups =
+            leftover_check ? std::clamp((node_count + kFinishWorkgroupSize - 1) / kFinishWorkgroupSize, 1u, kMaxFinishWorkgroups)
+                           : 1u;
+        RunMeta(cmd, finish, meta_layout, &finish_params, sizeof(finish_params), finish_workgroups);
+    };
+    const bool finish_beside_last_level = finish_pass && !leftover_check && !plan.levels.empty();
     for (uint32_t level = 0; level < plan.levels.size(); ++level) {
         const uint32_t input_half = level % 2;
         // The consumer the last workgroup of this level prepares the next level for, as in GraphHeader::direct_level_consumer.
@@ -1120,6 +1145,15 @@ RecordResult SchedulerRecorder::RecordDispatch(VkCommandBuffer cmd, const Scratc
             pushed_context_offset = 0;
             bound_pipeline = VK_NULL_HANDLE;
         }
+        if (finish_beside_last_level && level == last_level) {
+            // Step 4, beside the last level's nodes, labelled as what it does; it binds and pushes its own state.
+            if (labels) BeginLabel(cmd, "report");
+            record_finish();
+            if (labels) dispatch_->CmdEndDebugUtilsLabelEXT(cmd);
+            pushed_layout = VK_NULL_HANDLE;
+            pushed_context_offset = 0;
+            bound_pipeline = VK_NULL_HANDLE;
+        }
         // Nodes of one level are not ordered with each other (facts §12.3), so no barriers between them.
         // Push constants survive pipeline binds between layouts with identical push-constant ranges, so the application's
         // state is bound for the first node after a level pass (which disturbed it) and again only where the layout
@@ -1166,25 +1200,12 @@ RecordResult SchedulerRecorder::RecordDispatch(VkCommandBuffer cmd, const Scratc
         if (labels) dispatch_->CmdEndDebugUtilsLabelEXT(cmd);
     }
 
-    // 4. The finish pass: records the last level wrote have no level to run them (counted and flagged, charged to level
-    // levels.size(), one past the last level that ran), and the report slot gets the header and statistics, serial last.
-    if (finish_pass) {
-        // Without a leftover check the pass only writes the report (a direct last level after other levels, or the split
-        // passes). The last level's nodes have no outputs, so they write neither the header nor the statistics: both are
-        // final once that level is prepared, which the barrier before its node dispatches already orders. So the pass
-        // runs alongside those nodes, without a barrier of its own (on an H200 this barrier and the pass's wait for the
-        // last level cost about 3 µs of every such dispatch, docs/performance.md). With a leftover check it must see
-        // what the last level wrote.
+    // Step 4 after the last level: with a leftover check, which must see what the last level wrote (or without levels).
+    if (finish_pass && !finish_beside_last_level) {
         if (leftover_check) {
             Barrier(cmd, kPriorStages, VK_ACCESS_2_SHADER_STORAGE_WRITE_BIT, VK_PIPELINE_STAGE_2_COMPUTE_SHADER_BIT, kShaderReadWrite);
         }
-        const FinishParams finish_params{scratch.address, report.address, static_cast<uint32_t>(plan.levels.size()),
-                                         leftover_check ? 1u : 0u, report.serial,
-                                         report.address == 0 ? 0u
-                                                             : report.stats_count | (report.stats_only_on_drops ? kStatsOnlyOnDrops : 0u)};
-        const uint32_t finish_workgroups =
-            leftover_check ? std::clamp((node_count + kFinishWorkgroupSize - 1) / kFinishWorkgroupSize, 1u, kMaxFinishWorkgroups) : 1u;
-        RunMeta(cmd, finish, meta_layout, &finish_params, sizeof(finish_params), finish_workgroups);
+        record_finish();
     }
     // The spec's graph dispatch accesses scratch in the compute stage (facts §11); this makes our accesses, which
     // include indirect reads and transfers, complete before later compute-stage work. With a report, it also makes the

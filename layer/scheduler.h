@@ -107,7 +107,8 @@ inline constexpr uint32_t kFusedLevelSmallGraphMaxNodes = 512;
 inline constexpr uint32_t kFusedLevelMaxSharingNodes = 64;
 // The most members of a dispatch group that a direct level may have as its consumer (GraphPlan::FormDispatchGroups): the
 // last workgroup of the level before loops over them, one member after the other, to write their statistics. Only
-// nodes lowered with the hand-off's group code (CPU devices; SelectLevelHandOffs says why) prepare such levels.
+// nodes lowered with the hand-off's group code (LoweringOptions::group_level_hand_off; SelectLevelHandOffs says which) prepare such
+// levels.
 inline constexpr uint32_t kDirectLevelGroupMaxMembers = 64;
 // Records each workgroup of the fused level pass scatters. The producers of a level count the
 // workgroups its pass needs (HalfHeader::level_pass_workgroups: one per this many records, at least one), and the
@@ -131,6 +132,17 @@ inline constexpr uint32_t LevelPassRecordsPerWorkgroupFor(VkPhysicalDeviceType t
 // almost nothing and keep the direct dispatch, which waits for no indirect-argument read. CPU devices run every
 // workgroup through all of the pass's code, so they dispatch indirectly.
 inline constexpr bool LevelPassDispatchedIndirectlyFor(VkPhysicalDeviceType type) { return type == VK_PHYSICAL_DEVICE_TYPE_CPU; }
+
+// Whether a dispatch's report (ReportSlot: the header and statistics copied into the host-visible ring) comes from a
+// finish pass wherever the last level's nodes have no outputs, rather than from the pass that prepares the last level
+// (the fused level pass, or the entry pass of a dispatch whose only level is direct). Either way such a finish pass is
+// recorded right after the barrier before the last level's node dispatches, and runs beside them. GPUs take the
+// finish pass: the preparer's copy into host memory, and its fence before the serial, kept the last level waiting for
+// the preparer's end (on an H200 `classify_8` -2.8%, `classify_64` -2.6%, `classify_1024` -2.4%, and the 10240x5760
+// classifications -0.2%; docs/performance.md, "Session of the own-state clears"). CPU devices keep the preparer's
+// report: on lavapipe every dispatch costs 10 to 30 µs, and the extra pass took the classifications 2 to 6% longer.
+// The `report_pass` setting overrides it.
+inline constexpr bool FinishPassReportsFor(VkPhysicalDeviceType type) { return type != VK_PHYSICAL_DEVICE_TYPE_CPU; }
 
 // Invocations of a fused level pass workgroup (specialization constant 0 of meta_shaders/level.comp). A CPU device
 // (lavapipe's llvmpipe) runs a workgroup as SIMD groups of 8 lanes, and masks lanes off at a branch instead of jumping:
@@ -359,9 +371,10 @@ class SchedulerRecorder {
     // the device) or, when false, the equivalent vkCmdPipelineBarrier.
     // `level_pass_records_per_workgroup`: GraphHeader::level_pass_records_per_workgroup (LevelPassRecordsPerWorkgroupFor).
     // `indirect_level_pass`: dispatch the fused level pass indirectly (LevelPassDispatchedIndirectlyFor).
+    // `finish_pass_reports`: a finish pass writes every report (FinishPassReportsFor), not the last level's preparer.
     SchedulerRecorder(const DeviceDispatchTable* dispatch, MetaPipelines* pipelines, bool use_synchronization2 = true,
                       uint32_t level_pass_records_per_workgroup = kLevelPassRecordsPerWorkgroupGpu,
-                      bool indirect_level_pass = false);
+                      bool indirect_level_pass = false, bool finish_pass_reports = false);
 
     // vkCmdInitializeGraphScratchMemoryAMDX: writes the GraphHeader (magic, graph_tag, capacities for scratch.size,
     // cleared counters and status), NodeStaticInfo[] and the output tables, and clears both halves' counters. Uses
@@ -400,6 +413,7 @@ class SchedulerRecorder {
     bool use_synchronization2_;
     uint32_t level_pass_records_per_workgroup_;
     bool indirect_level_pass_;
+    bool finish_pass_reports_;
 };
 
 }  // namespace execgraph

@@ -23,6 +23,12 @@ constexpr SettingEnumName kAllocationReservationNames[] = {
     {"subgroup", static_cast<uint64_t>(AllocationReservation::kSubgroup)},
 };
 
+constexpr SettingEnumName kReportPassNames[] = {
+    {"auto", static_cast<uint64_t>(ReportPass::kAuto)},
+    {"preparer", static_cast<uint64_t>(ReportPass::kPreparer)},
+    {"finish", static_cast<uint64_t>(ReportPass::kFinish)},
+};
+
 // The table. To add a setting: add the field to LayerSettings and one row here. The row's default text must
 // read back as the field's default (checked by SettingsTable.DefaultsMatchStruct).
 constexpr SettingDescriptor kSettingDescriptors[] = {
@@ -84,6 +90,12 @@ constexpr SettingDescriptor kSettingDescriptors[] = {
      "workgroup (one reservation per workgroup, between workgroup barriers), subgroup (one per subgroup), or auto: by "
      "device type (workgroup on GPUs, subgroup on CPU devices; see docs/settings.md).",
      SettingField<&LayerSettings::allocation_reservation>(), kAllocationReservationNames},
+    {"report_pass", "auto",
+     "Which pass copies a graph dispatch's header and statistics into the report the layer reads back, where no node of "
+     "the last level has outputs: preparer (the pass that prepares the last level, one dispatch fewer), finish (a finish "
+     "pass beside the last level's node dispatches, so that the last level waits for no writes to host memory), or "
+     "auto: by device type (finish on GPUs, preparer on CPU devices; see docs/settings.md).",
+     SettingField<&LayerSettings::report_pass>(), kReportPassNames},
 };
 
 // A settings file larger than this is not a settings file; refuse it rather than read it into memory.

@@ -40,6 +40,8 @@ inline constexpr char kSettingsFileName[] = "vk_layer_settings.txt";
 
 // The `allocation_reservation` setting's values.
 enum class AllocationReservation : uint8_t { kAuto = 0, kWorkgroup = 1, kSubgroup = 2 };
+// The `report_pass` setting's values.
+enum class ReportPass : uint8_t { kAuto = 0, kPreparer = 1, kFinish = 2 };
 
 // Every setting of the layer, with its default. Keep in sync with the table in settings.cpp (a test checks
 // that each row's default text matches the default written here).
@@ -82,6 +84,7 @@ struct LayerSettings {
     // reach (spirv::LoweringOptions::reserve_per_workgroup); kAuto: by device type (ReservesPerWorkgroupFor in
     // layer/scheduler.h).
     AllocationReservation allocation_reservation = AllocationReservation::kAuto;
+    ReportPass report_pass = ReportPass::kAuto;
 };
 
 enum class SettingType : uint8_t { kBool, kInt, kUint, kString, kEnum };

@@ -246,15 +246,28 @@ TEST_F(DebugLabels, NameTheDispatchEveryLevelAndEveryNodeDispatch) {
     const std::vector<std::vector<std::string>> expected_nodes = {
         {dispatch_label, "level 0", "firstNode[0]"}, {dispatch_label, "level 1", "secondNode[0]"}, {dispatch_label, "level 2", "thirdNode[0]"}};
     EXPECT_EQ(labels.indirect_dispatches, expected_nodes) << Joined(events);
-    // Meta passes run inside the dispatch's region, and inside a level's region where they belong to one.
+    // Meta passes run inside the dispatch's region, and inside a level's region where they belong to one; the finish pass
+    // beside the last level's nodes has a region of its own there ("report").
     ASSERT_FALSE(labels.dispatches.empty()) << Joined(events);
     for (const std::vector<std::string>& stack : labels.dispatches) {
         ASSERT_FALSE(stack.empty()) << Joined(events);
         EXPECT_EQ(stack.front(), dispatch_label);
-        EXPECT_LE(stack.size(), 2u) << "a meta pass inside a node's region\n" << Joined(events);
+        EXPECT_TRUE(stack.size() <= 2u || (stack.size() == 3u && stack.back() == "report"))
+            << "a meta pass inside a node's region\n"
+            << Joined(events);
     }
     EXPECT_EQ(labels.regions.front(), dispatch_label);
     EXPECT_EQ(context.log().Problems(), "");
+}
+
+// Whether the pass that prepares a dispatch's last level writes its report (FinishPassReportsFor in layer/scheduler.h:
+// CPU devices, unless the `report_pass` setting says otherwise) rather than a finish pass beside that level's nodes.
+bool PreparerReports(GraphTestContext& context) {
+    VkPhysicalDeviceProperties properties;
+    vkGetPhysicalDeviceProperties(context.physical_device(), &properties);
+    const char* setting = std::getenv("VK_EXECGRAPH_SHADER_ENQUEUE_REPORT_PASS");
+    if (setting != nullptr && std::string(setting) != "auto") return std::string(setting) == "preparer";
+    return properties.deviceType == VK_PHYSICAL_DEVICE_TYPE_CPU;
 }
 
 // The level structure (docs/design.md, "One graph dispatch"): each level is one meta dispatch (the fused level pass)
@@ -277,7 +290,8 @@ void ExpectLevelStructure(GraphTestContext& context, CaptureReader& capture, boo
     const bool indirect_level_pass = properties.deviceType == VK_PHYSICAL_DEVICE_TYPE_CPU;
     auto count_in = [](const std::vector<std::vector<std::string>>& stacks, const std::string& region) {
         return std::count_if(stacks.begin(), stacks.end(), [&](const std::vector<std::string>& stack) {
-            return std::find(stack.begin(), stack.end(), region) != stack.end();
+            return std::find(stack.begin(), stack.end(), region) != stack.end() &&
+                   std::find(stack.begin(), stack.end(), "report") == stack.end();
         });
     };
     const size_t indirect_per_level[] = {1, 1, 1};
@@ -293,11 +307,18 @@ void ExpectLevelStructure(GraphTestContext& context, CaptureReader& capture, boo
             << region << "\n"
             << Joined(events);
     }
-    // Outside the levels only, with direct levels, the finish pass (besides level 1's pass where it is not direct), which writes
-    // the dispatch's report (the last level's node, thirdNode, has no output, so there is no leftover check to make). Without
-    // direct levels the last level's level pass writes the report and there is no finish pass (layer/scheduler.cpp,
+    // Besides the level passes, the finish pass, which writes the dispatch's report, in a region of its own ("report") in
+    // the last level, beside that level's node dispatch (the last level's node, thirdNode, has no output, so there is no
+    // leftover check to make). Without direct levels, on a device whose preparer reports (FinishPassReportsFor: CPU
+    // devices), the last level's level pass writes the report and there is no finish pass (layer/scheduler.cpp,
     // report_by_preparer).
-    const size_t finish_passes = direct_levels ? 1u : 0u;
+    const size_t finish_passes = direct_levels || !PreparerReports(context) ? 1u : 0u;
+    const auto in_report =
+        std::count_if(labels.dispatches.begin(), labels.dispatches.end(), [](const std::vector<std::string>& stack) {
+            return std::find(stack.begin(), stack.end(), "report") != stack.end() &&
+                   std::find(stack.begin(), stack.end(), "level 2") != stack.end();
+        });
+    EXPECT_EQ(in_report, finish_passes) << Joined(events);
     const size_t level_passes = direct_levels ? (level1_direct ? 0u : 1u) : 3u;
     EXPECT_EQ(labels.dispatches.size(), finish_passes + (indirect_level_pass ? 0u : level_passes)) << Joined(events);
     EXPECT_EQ(context.log().Problems(), "");
@@ -337,8 +358,8 @@ TEST_F(DebugLabels, WithoutDirectLevelsEveryLevelHasALevelPass) {
 // barriers per level (one for the direct levels 1 and 2, and none for level 0, which the begin transfers wrote and
 // prepared), and one barrier at the end: 2 + (0 + 1 + 1) + 1 for the hello graph's three levels. The finish pass writes the report
 // (no transfers, no read-back barriers). The last level's node, thirdNode, has no outputs, so there is no leftover check
-// and the finish pass needs no barrier of its own: it follows that level's node dispatch, which cannot change the header
-// or the statistics it copies.
+// and the finish pass needs no barrier of its own: it is recorded right after the barrier before that level's node
+// dispatch, which cannot change the header or the statistics it copies, and runs beside it.
 TEST_F(DebugLabels, WithoutALeftoverCheckTheFinishPassRunsAlongsideTheLastLevel) {
     SetNoProducerLimit();
     GraphTestContext context(WithCapture());
@@ -364,7 +385,7 @@ TEST_F(DebugLabels, WithoutALeftoverCheckTheFinishPassRunsAlongsideTheLastLevel)
     EXPECT_EQ(std::count(commands.begin(), commands.end(), "barrier"), 2 + (0 + 1 + 1) + 1) << Joined(events);
     ASSERT_GE(commands.size(), 4u) << Joined(events);
     const std::vector<std::string> end(commands.end() - 4, commands.end());
-    EXPECT_EQ(end, (std::vector<std::string>{"barrier", "dispatch_indirect", "dispatch", "barrier"})) << Joined(events);
+    EXPECT_EQ(end, (std::vector<std::string>{"barrier", "dispatch", "dispatch_indirect", "barrier"})) << Joined(events);
     // The finish pass only (no entry pass or level 0 pass: the host wrote and prepared level 0); the node dispatches are
     // indirect.
     EXPECT_EQ(std::count(commands.begin(), commands.end(), "dispatch"), 1) << Joined(events);
@@ -374,9 +395,9 @@ TEST_F(DebugLabels, WithoutALeftoverCheckTheFinishPassRunsAlongsideTheLastLevel)
 
 // A direct level 0 (a thread node: its records can only be its own) dispatched from the host: the begin transfers write
 // its records and prepare its dispatch, and rewrite the node and output tables so that no entry pass has to check
-// initialization (layer/scheduler.cpp, HostLevelZero). So the dispatch is the begin barrier pair, the node's dispatch, the
-// finish pass alongside it (the node has no outputs, so the finish pass only writes the report) and the end barrier: no
-// meta pass waits before the node.
+// initialization (layer/scheduler.cpp, HostLevelZero). So the dispatch is the begin barrier pair, the finish pass and the
+// node's dispatch beside it (the node has no outputs, so the finish pass only writes the report, with no barrier between
+// them) and the end barrier: no meta pass waits before the node.
 TEST_F(DebugLabels, AHostDispatchOfADirectLevelZeroHasNoMetaPassBeforeItsNode) {
     GraphTestContext context(WithCapture());
     ASSERT_TRUE(context.ok());
@@ -410,7 +431,7 @@ TEST_F(DebugLabels, AHostDispatchOfADirectLevelZeroHasNoMetaPassBeforeItsNode) {
             commands.push_back(event);
         }
     }
-    EXPECT_EQ(commands, (std::vector<std::string>{"barrier", "barrier", "dispatch_indirect", "dispatch", "barrier"}))
+    EXPECT_EQ(commands, (std::vector<std::string>{"barrier", "barrier", "dispatch", "dispatch_indirect", "barrier"}))
         << Joined(events);
     EXPECT_EQ(context.log().Problems(), "");
     context.Destroy(uav);
@@ -419,8 +440,9 @@ TEST_F(DebugLabels, AHostDispatchOfADirectLevelZeroHasNoMetaPassBeforeItsNode) {
 // The same for a graph whose tables are too large to rewrite with every dispatch (1025 nodes: 64 KiB of node table and 4
 // KiB of output table): the begin transfers rewrite only what level 0's node reads, its own table entries, and level
 // 1's pass, which follows level 0's node, checks initialization (layer/scheduler.cpp, TablesRewrite). So the dispatch is
-// the begin barrier pair, Entry's dispatch, level 1's barrier, pass and barrier, the sinks' group dispatch and the end
-// barrier, with fewer bytes through vkCmdUpdateBuffer than the tables alone.
+// the begin barrier pair, Entry's dispatch, level 1's barrier, pass and barrier, the sinks' group dispatch (with the
+// finish pass before it where that writes the report) and the end barrier, with fewer bytes through vkCmdUpdateBuffer
+// than the tables alone.
 TEST_F(DebugLabels, ALargeGraphsHostPreparedLevelZeroRewritesOnlyItsOwnTables) {
     GraphTestContext context(WithCapture());
     ASSERT_TRUE(context.ok());
@@ -464,10 +486,12 @@ TEST_F(DebugLabels, ALargeGraphsHostPreparedLevelZeroRewritesOnlyItsOwnTables) {
     // Level 1's level pass: an indirect dispatch on a CPU device (LevelPassDispatchedIndirectlyFor in layer/scheduler.h).
     VkPhysicalDeviceProperties properties;
     vkGetPhysicalDeviceProperties(context.physical_device(), &properties);
+    // The report comes from that pass, or from a finish pass beside the sinks (FinishPassReportsFor: GPUs).
     const std::string level_pass = properties.deviceType == VK_PHYSICAL_DEVICE_TYPE_CPU ? "dispatch_indirect" : "dispatch";
-    EXPECT_EQ(commands, (std::vector<std::string>{"barrier", "barrier", "dispatch_indirect", "barrier", level_pass, "barrier",
-                                                  "dispatch_indirect", "barrier"}))
-        << Joined(events);
+    std::vector<std::string> expected{"barrier", "barrier", "dispatch_indirect", "barrier", level_pass, "barrier"};
+    if (!PreparerReports(context)) expected.push_back("dispatch");
+    expected.insert(expected.end(), {"dispatch_indirect", "barrier"});
+    EXPECT_EQ(commands, expected) << Joined(events);
     constexpr uint64_t kTablesBytes = (kSinks + 1) * 64 + kSinks * sizeof(uint32_t);
     EXPECT_LT(capture.UpdateBufferBytes(), kTablesBytes);
     EXPECT_EQ(context.log().Problems(), "");
@@ -513,9 +537,11 @@ TEST_F(DebugLabels, LevelsOfANodeArrayChainAreDirectWithTheGroupAsConsumer) {
         }
     }
     const LabelledCapture labels = ReadLabels(events);
+    // (The last level's region also holds the finish pass that writes the report, in a region of its own.)
     auto count_in = [](const std::vector<std::vector<std::string>>& stacks, const std::string& region) {
         return std::count_if(stacks.begin(), stacks.end(), [&](const std::vector<std::string>& stack) {
-            return std::find(stack.begin(), stack.end(), region) != stack.end();
+            return std::find(stack.begin(), stack.end(), region) != stack.end() &&
+                   std::find(stack.begin(), stack.end(), "report") == stack.end();
         });
     };
     for (uint32_t level = 1; level < kLevels; ++level) {
@@ -569,7 +595,7 @@ TEST_F(DebugLabels, NodesSharingAPipelineAreBoundAndDispatchedOncePerLevel) {
     std::vector<std::string> node_pipelines[2];
     size_t node_dispatches[2] = {0, 0};
     for (size_t i = 0; i < labels.binds.size(); ++i) {
-        if (labels.binds[i].size() != 3) continue;
+        if (labels.binds[i].size() != 3 || labels.binds[i].back() == "report") continue;
         for (uint32_t level = 0; level < 2; ++level) {
             if (labels.binds[i][1] == "level " + std::to_string(level)) node_pipelines[level].push_back(labels.bound_pipelines[i]);
         }
@@ -593,8 +619,9 @@ TEST_F(DebugLabels, NodesSharingAPipelineAreBoundAndDispatchedOncePerLevel) {
 
     // Distinct nodes keep one bind each: the hello graph's three levels dispatch firstNode, secondNode and thirdNode.
     const LabelledCapture hello = ReadLabels(RunHelloGraph(context, capture, "hello"));
-    const size_t node_binds = std::count_if(hello.binds.begin(), hello.binds.end(),
-                                            [](const std::vector<std::string>& stack) { return stack.size() == 3; });
+    const size_t node_binds = std::count_if(hello.binds.begin(), hello.binds.end(), [](const std::vector<std::string>& stack) {
+        return stack.size() == 3 && stack.back() != "report";
+    });
     EXPECT_EQ(node_binds, 3u);
     EXPECT_EQ(context.log().Problems(), "");
 }

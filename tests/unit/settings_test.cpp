@@ -180,6 +180,7 @@ TEST(SettingsTable, ContainsTheInitialSettings) {
         {"direct_levels", SettingType::kBool},
         {"direct_levels_max_producer_invocations", SettingType::kUint},
         {"allocation_reservation", SettingType::kEnum},
+        {"report_pass", SettingType::kEnum},
     };
     std::map<std::string_view, SettingType> actual;
     for (const SettingDescriptor& row : SettingDescriptors()) {

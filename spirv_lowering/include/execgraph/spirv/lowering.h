@@ -69,10 +69,11 @@ struct LoweringOptions {
     bool indirect_level_pass = false;
     // With level_hand_off: the hand-off can also prepare a direct level whose consumer is a dispatch group of static
     // broadcast members (runtime::kDirectLevelGroupConsumer): it then sums the members' records and writes each
-    // member's statistics and the group's arguments. Set only for nodes whose outputs name such a group, and only on CPU
-    // devices (the layer's SelectLevelHandOffs): code a node never runs still costs on llvmpipe, which runs it with its
-    // lanes masked off (lavapipe's single chain ran 12% slower with it in every node), and on GPUs such levels were not
-    // faster overall (docs/performance.md).
+    // member's statistics and the group's arguments. Set only for nodes whose outputs name such a group and whose records
+    // run few invocations (the layer's SelectLevelHandOffs): code a node never runs still costs on llvmpipe, which runs
+    // it with its lanes masked off (lavapipe's single chain ran 12% slower with it in every node), and on GPUs a level
+    // after a classify node's 230 400 workgroups, each fencing its writes before it counts itself, ran 3 to 4% slower
+    // direct (docs/performance.md).
     bool group_level_hand_off = false;
     // What BuiltIn ShaderIndexAMDX reads when set (tools and tests). Unset, as the layer leaves it: the running node's
     // NodeStaticInfo::shader_index, where the layer writes its index (VkPipelineShaderStageNodeCreateInfoAMDX::index
