@@ -811,61 +811,84 @@ TEST(LoweringPasses, MemorySemanticsLeavesOtherSemanticsAlone) {
 // ---------------------------------------------------------------------------------------------------------------------
 // 9. LevelHandOffPass
 
-TEST(LoweringPasses, LevelHandOffWrapsTheEntryPointAndCountsWorkgroupsInUniformControlFlow) {
-    PassPipeline pipeline(Corpus("thread_node.spvasm"), "main");
-    pipeline.RunThrough(kMemorySemantics);
-    const std::uint32_t lowered_entry = pipeline.info().entry_point_id;
-    const std::size_t functions_before = pipeline.module().functions().size();
-    const std::size_t barriers_before = CountOpcode(pipeline.module(), Op::OpControlBarrier);
-
-    EXPECT_TRUE(pipeline.RunThrough(kLevelHandOff));
-    const Module& m = pipeline.module();
-    ASSERT_EQ(m.functions().size(), functions_before + 1);
-    // The entry point and its execution modes name the wrapper; the lowered entry is called once, from it.
-    ASSERT_EQ(m.section(Section::kEntryPoint).size(), 1u);
-    const std::uint32_t wrapper = m.section(Section::kEntryPoint)[0].Word(1);
-    EXPECT_NE(wrapper, lowered_entry);
-    for (const Instruction& mode : m.section(Section::kExecutionMode)) EXPECT_EQ(mode.Word(0), wrapper);
-    const Function* wrapper_function = nullptr;
-    for (const Function& function : m.functions()) {
-        if (function.header.front().result_id() == wrapper) wrapper_function = &function;
-    }
-    ASSERT_NE(wrapper_function, nullptr);
-    const Instruction& first = wrapper_function->blocks.front().instructions[1];
-    ASSERT_EQ(first.opcode(), Op::OpFunctionCall);
-    EXPECT_EQ(first.Word(0), lowered_entry) << "the node's code runs first, all of it";
-    EXPECT_EQ(UsesInBodies(m, lowered_entry), 1u);
-    // Two workgroup barriers, both in the wrapper (after the call, so every invocation reaches them), one workgroup
-    // variable for the last-workgroup flag, and the device-scope counter on HalfHeader::level_pass_done.
-    EXPECT_EQ(CountOpcode(m, Op::OpControlBarrier), barriers_before + 2);
-    std::size_t wrapper_barriers = 0;
-    for (const BasicBlock& block : wrapper_function->blocks) {
-        for (const Instruction& inst : block.instructions) wrapper_barriers += inst.opcode() == Op::OpControlBarrier;
-    }
-    EXPECT_EQ(wrapper_barriers, 2u);
-    EXPECT_EQ(GlobalVariables(m, StorageClass::Workgroup), 1u);
-    // The header words the last workgroup needs (the level's launched workgroups, node count, node-table and statistics
-    // offsets, record capacity) are loaded before the count, so that its reads of the consumer's table entry wait for
-    // nothing but the count (issue 7).
-    std::size_t loads_before_count = 0;
-    bool counted = false;
-    const BasicBlock* count_block = nullptr;
-    for (const BasicBlock& block : wrapper_function->blocks) {
+// Loads of scratch (PhysicalStorageBuffer) in `function`'s blocks before its first instruction with `opcode`, and that
+// instruction (nullptr if none).
+std::pair<std::size_t, const Instruction*> ScratchLoadsBefore(const Module& m, const Function& function, Op opcode) {
+    std::size_t loads = 0;
+    for (const BasicBlock& block : function.blocks) {
         for (const Instruction& inst : block.instructions) {
-            if (!counted && inst.opcode() == Op::OpAtomicIAdd) count_block = &block;
-            counted |= inst.opcode() == Op::OpAtomicIAdd;
-            if (counted || inst.opcode() != Op::OpLoad) continue;
+            if (inst.opcode() == opcode) return {loads, &inst};
+            if (inst.opcode() != Op::OpLoad) continue;
             const Instruction* pointer = m.FindDef(inst.Word(0));
-            loads_before_count +=
-                pointer != nullptr && StorageOfPointer(m, pointer->type_id()) == StorageClass::PhysicalStorageBuffer;
+            loads += pointer != nullptr && StorageOfPointer(m, pointer->type_id()) == StorageClass::PhysicalStorageBuffer;
         }
     }
-    EXPECT_TRUE(counted);
-    EXPECT_EQ(loads_before_count, 5u);
-    // A level of one workgroup takes no count: the atomic sits in a block of its own, which holds neither barrier.
-    ASSERT_NE(count_block, nullptr);
-    for (const Instruction& inst : count_block->instructions) EXPECT_NE(inst.opcode(), Op::OpControlBarrier);
-    pipeline.FinishAndValidate();
+    return {loads, nullptr};
+}
+
+// A thread node lowered to batches of 32 invocations, and to workgroups of one invocation (a batch of 1, as a chain
+// step's): the wrapper runs the node's code, then counts the workgroup in uniform control flow.
+TEST(LoweringPasses, LevelHandOffWrapsTheEntryPointAndCountsWorkgroupsInUniformControlFlow) {
+    for (std::uint32_t batch : {32u, 1u}) {
+        SCOPED_TRACE("thread batch " + std::to_string(batch));
+        const Module module = Corpus("thread_node.spvasm");
+        PassPipeline defaults(module, "main");
+        LoweringOptions options = defaults.options();
+        options.thread_batch_size = batch;
+        PassPipeline pipeline(module, "main", options, false);
+        pipeline.RunThrough(kMemorySemantics);
+        const std::uint32_t lowered_entry = pipeline.info().entry_point_id;
+        const std::size_t functions_before = pipeline.module().functions().size();
+        const std::size_t barriers_before = CountOpcode(pipeline.module(), Op::OpControlBarrier);
+
+        EXPECT_TRUE(pipeline.RunThrough(kLevelHandOff));
+        const Module& m = pipeline.module();
+        ASSERT_EQ(m.functions().size(), functions_before + 1);
+        // The entry point and its execution modes name the wrapper; the lowered entry is called once, from it.
+        ASSERT_EQ(m.section(Section::kEntryPoint).size(), 1u);
+        const std::uint32_t wrapper = m.section(Section::kEntryPoint)[0].Word(1);
+        EXPECT_NE(wrapper, lowered_entry);
+        for (const Instruction& mode : m.section(Section::kExecutionMode)) EXPECT_EQ(mode.Word(0), wrapper);
+        const Function* wrapper_function = nullptr;
+        for (const Function& function : m.functions()) {
+            if (function.header.front().result_id() == wrapper) wrapper_function = &function;
+        }
+        ASSERT_NE(wrapper_function, nullptr);
+        EXPECT_EQ(UsesInBodies(m, lowered_entry), 1u);
+        // The node's code runs before the hand-off, all of it. Only in a workgroup of one invocation do the hand-off's
+        // loads of what level L launched and of the node-table and statistics offsets come before it (a compiler cannot
+        // move them above the node's stores): held through larger workgroups' code, they cost occupancy.
+        const auto [loads_before_call, call] = ScratchLoadsBefore(m, *wrapper_function, Op::OpFunctionCall);
+        ASSERT_NE(call, nullptr);
+        EXPECT_EQ(call->Word(0), lowered_entry);
+        EXPECT_EQ(loads_before_call, batch == 1 ? 3u : 0u);
+        // Two workgroup barriers, both in the wrapper (after the call, so every invocation reaches them), and one
+        // workgroup variable for the last-workgroup flag; a workgroup of one invocation needs neither, so that it uses no
+        // workgroup memory.
+        const std::size_t barriers = batch == 1 ? 0u : 2u;
+        EXPECT_EQ(CountOpcode(m, Op::OpControlBarrier), barriers_before + barriers);
+        std::size_t wrapper_barriers = 0;
+        for (const BasicBlock& block : wrapper_function->blocks) {
+            for (const Instruction& inst : block.instructions) wrapper_barriers += inst.opcode() == Op::OpControlBarrier;
+        }
+        EXPECT_EQ(wrapper_barriers, barriers);
+        EXPECT_EQ(GlobalVariables(m, StorageClass::Workgroup), batch == 1 ? 0u : 1u);
+        // The header words the last workgroup needs (the level's launched workgroups, node count, node-table and
+        // statistics offsets, record capacity) are loaded before the count, so that its reads of the consumer's table
+        // entry wait for nothing but the count (issue 7), and the device-scope counter is HalfHeader::level_pass_done.
+        const auto [loads_before_count, count] = ScratchLoadsBefore(m, *wrapper_function, Op::OpAtomicIAdd);
+        ASSERT_NE(count, nullptr);
+        EXPECT_EQ(loads_before_count, 5u);
+        // A level of one workgroup takes no count: the atomic sits in a block of its own, which holds no barrier.
+        for (const BasicBlock& block : wrapper_function->blocks) {
+            if (std::none_of(block.instructions.begin(), block.instructions.end(),
+                             [&](const Instruction& inst) { return &inst == count; })) {
+                continue;
+            }
+            for (const Instruction& inst : block.instructions) EXPECT_NE(inst.opcode(), Op::OpControlBarrier);
+        }
+        pipeline.FinishAndValidate();
+    }
 }
 
 // A node lowered without the hand-off (LoweringOptions::level_hand_off), whose invocations all run its code, keeps its

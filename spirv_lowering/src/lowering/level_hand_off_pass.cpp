@@ -42,12 +42,23 @@ Result<bool> LevelHandOffPass::Run(Module& module) {
     // of a node that only invocation 0 runs.
     const bool hand_off = ctx_.options.level_hand_off;
     if (!hand_off && !ctx_.only_invocation_0_runs_node_code) return false;
+    const bool preload = hand_off && invocations == 1;
     std::uint32_t is_last_workgroup = 0, node_table_offset = 0, node_stats_offset = 0, record_capacity = 0, own_states = 0;
+    std::uint32_t launched_workgroups = 0;
     if (hand_off) {
-        is_last_workgroup = CreateGlobalVariable(module, ctx_, StorageClass::Workgroup, ctx_.u32);
-        // The header words the last workgroup's leader needs, loaded by every leader together with its count: then the
-        // last one's loads of the consumer's table entry and statistics wait for nothing but its count, not also for a
-        // load of the tables' offsets after it, and it prepares the next level one round trip to memory sooner.
+        // Shared by the workgroup's invocations through workgroup memory; a workgroup of one invocation keeps it in a
+        // Private variable and needs no barriers, so that a node without workgroup memory of its own uses none (H100:
+        // `overhead_chain32` -1%).
+        is_last_workgroup =
+            CreateGlobalVariable(module, ctx_, invocations == 1 ? StorageClass::Private : StorageClass::Workgroup, ctx_.u32);
+        // What level L launched and the header words the last workgroup's leader needs. In a workgroup of one invocation
+        // they are loaded before the node's code runs (below): after it, whether the workgroup counts itself (a branch)
+        // waited for the first load, and the last workgroup's loads of the consumer's table entry and statistics for
+        // the others, two round trips to memory at the end of every level of a chain of single-record levels (H100:
+        // `overhead_chain32` -1%). Larger workgroups load them after the node's code, the leader's with its count: held
+        // through the node's code, the three values cost the 16x16 shading workgroups of the 10240x5760
+        // classifications 2 to 3% on an H100 (docs/performance.md).
+        launched_workgroups = CreateGlobalVariable(module, ctx_, StorageClass::Private, ctx_.u32);
         node_table_offset = CreateGlobalVariable(module, ctx_, StorageClass::Private, ctx_.u32);
         node_stats_offset = CreateGlobalVariable(module, ctx_, StorageClass::Private, ctx_.u32);
         record_capacity = CreateGlobalVariable(module, ctx_, StorageClass::Private, ctx_.u32);
@@ -57,15 +68,32 @@ Result<bool> LevelHandOffPass::Run(Module& module) {
     FunctionBuilder b(module, ctx_);
     const std::uint32_t wrapper = b.DefineFunction(ctx_.void_type, {}, [&](std::span<const std::uint32_t>) {
         Emitter& e = b.emit();
+        // The hand-off's loads need the scratch address before the prologue has run (or where it does not run).
+        if (preload || (hand_off && ctx_.only_invocation_0_runs_node_code)) {
+            const std::uint32_t context_pointer = e.Emit(Op::OpAccessChain, ctx_.push_constant_u64_pointer,
+                                                         {ctx_.push_constant_var, e.U32(ctx_.push_constant_member)});
+            e.Store(ctx_.var_scratch, e.Load(ctx_.u64, context_pointer));
+        }
+        if (preload) {
+            // Loads the node's code cannot delay: a compiler moves no load of scratch above the node's stores, which
+            // might alias it, and the hardware starts these before the prologue's. What level L launched and the header
+            // words are written before this dispatch's barrier (by the preparer of level L, and at the dispatch's start),
+            // and the hand-off writes neither.
+            const std::uint32_t consumer = e.LoadPushContextU32(PushContextMember::kNextLevelConsumer);
+            b.If(e.NotEqual(consumer, e.U32(runtime::kInvalidNode)), [&]() {
+                const std::uint32_t input_index = e.And(e.LoadPushContextU32(PushContextMember::kLevel), e.U32(1));
+                e.Store(launched_workgroups,
+                        e.LoadScratchU32(e.Add(e.U32(offsets::kHeaderLevelWorkgroups), e.Mul(input_index, e.U32(4)))));
+                e.Store(node_table_offset, e.LoadScratchU32(e.U32(offsets::kHeaderNodeTableOffset)));
+                e.Store(node_stats_offset, e.LoadScratchU32(e.U32(offsets::kHeaderNodeStatsOffset)));
+            });
+        }
         if (ctx_.only_invocation_0_runs_node_code) {
             // The other invocations have nothing to do in the node's code (LowerOutputsPass), so they skip it and its
             // prologue's dependent loads: a workgroup of AMD's classify shape then keeps one invocation busy, as a
             // hand-written classify pass that returns at once in the others (bench/shaders/base_classify.comp) does.
             // What the hand-off below reads of the prologue's context comes straight from the push constants here.
             if (hand_off) {
-                const std::uint32_t context_pointer = e.Emit(Op::OpAccessChain, ctx_.push_constant_u64_pointer,
-                                                             {ctx_.push_constant_var, e.U32(ctx_.push_constant_member)});
-                e.Store(ctx_.var_scratch, e.Load(ctx_.u64, context_pointer));
                 e.Store(ctx_.var_input_half, e.LoadPushContextU32(PushContextMember::kInputHalfOffset));
                 e.Store(ctx_.var_output_half, e.LoadPushContextU32(PushContextMember::kOutputHalfOffset));
             }
@@ -99,10 +127,13 @@ Result<bool> LevelHandOffPass::Run(Module& module) {
             const std::uint32_t consumer = e.And(pushed_consumer, e.U32(runtime::kDirectLevelConsumerMask));
             const std::uint32_t clears_own_states =
                 e.NotEqual(e.And(pushed_consumer, e.U32(runtime::kDirectLevelClearsOwnStates)), e.U32(0));
-            // What the preparer of level L launched (written before this dispatch's barrier, so a plain load). Loaded
-            // before the fence so that its round trip overlaps the fence's.
-            const std::uint32_t launched =
-                e.LoadScratchU32(e.Add(e.U32(offsets::kHeaderLevelWorkgroups), e.Mul(input_index, e.U32(4))));
+            // What the preparer of level L launched (written before this dispatch's barrier, so a plain load). Where not
+            // loaded before the node's code, loaded before the fence so that its round trip overlaps the fence's.
+            if (!preload) {
+                e.Store(launched_workgroups,
+                        e.LoadScratchU32(e.Add(e.U32(offsets::kHeaderLevelWorkgroups), e.Mul(input_index, e.U32(4)))));
+            }
+            const std::uint32_t launched = e.LoadU32Var(launched_workgroups);
             // A level of one workgroup (a chain step: about 0.8 µs of each of its levels on an H200, docs/performance.md)
             // is its own last workgroup: no count to take. The fence orders this workgroup's writes before its count for
             // the last workgroup's reads; with one invocation as well, there is nobody else's write to order (the leader
@@ -112,8 +143,8 @@ Result<bool> LevelHandOffPass::Run(Module& module) {
                 b.If(counted, [&]() { e.DeviceMemoryBarrier(); });
             } else {
                 e.DeviceMemoryBarrier();
+                e.WorkgroupBarrier();
             }
-            e.WorkgroupBarrier();
             const std::uint32_t local_index = e.Load(ctx_.u32, ctx_.builtin_local_invocation_index);
             const std::uint32_t leader = e.Equal(local_index, e.U32(0));
             const std::uint32_t input_half = e.LoadU32Var(ctx_.var_input_half);
@@ -121,8 +152,10 @@ Result<bool> LevelHandOffPass::Run(Module& module) {
             // Every invocation clears node states if its workgroup is the last, so every one needs the node count.
             const std::uint32_t node_count = e.LoadScratchU32(e.U32(offsets::kHeaderNodeCount));
             b.If(leader, [&]() {
-                e.Store(node_table_offset, e.LoadScratchU32(e.U32(offsets::kHeaderNodeTableOffset)));
-                e.Store(node_stats_offset, e.LoadScratchU32(e.U32(offsets::kHeaderNodeStatsOffset)));
+                if (!preload) {
+                    e.Store(node_table_offset, e.LoadScratchU32(e.U32(offsets::kHeaderNodeTableOffset)));
+                    e.Store(node_stats_offset, e.LoadScratchU32(e.U32(offsets::kHeaderNodeStatsOffset)));
+                }
                 e.Store(record_capacity, e.LoadScratchU32(e.U32(offsets::kHeaderRecordCapacity)));
                 e.Store(is_last_workgroup, e.U32(1));
                 b.If(counted, [&]() {
@@ -131,7 +164,7 @@ Result<bool> LevelHandOffPass::Run(Module& module) {
                     e.Store(is_last_workgroup, e.SelectU32(e.Equal(done, e.Sub(launched, e.U32(1))), e.U32(1), e.U32(0)));
                 });
             });
-            e.WorkgroupBarrier();
+            if (invocations != 1) e.WorkgroupBarrier();
             // No second fence: what other workgroups of the level wrote, the last one reads with atomics (the counters),
             // and what it reads with plain loads (the node table, statistics) nobody writes during a level.
             b.If(e.NotEqual(e.Load(ctx_.u32, is_last_workgroup), e.U32(0)), [&]() {
