@@ -89,6 +89,8 @@ class PassPipeline {
         options_ = default_options ? spirv::test::MakeLoweringOptions(module_, info_) : std::move(options);
         ctx_ = std::make_unique<LoweringContext>(info_, options_);
     }
+    // ctx_ refers to info_ and options_, so a pipeline stays where it was built (returned only as a prvalue).
+    PassPipeline(PassPipeline&&) = delete;
 
     // Runs the passes up to and including `last`; returns what the last one reported (whether it changed the module).
     bool RunThrough(std::size_t last) {
@@ -811,6 +813,15 @@ TEST(LoweringPasses, MemorySemanticsLeavesOtherSemanticsAlone) {
 // ---------------------------------------------------------------------------------------------------------------------
 // 9. LevelHandOffPass
 
+// The thread_node corpus module's pipeline with its default lowering options changed by `change`.
+template <typename Change>
+PassPipeline ThreadNodePipeline(Change change) {
+    const Module module = Corpus("thread_node.spvasm");
+    LoweringOptions options = PassPipeline(module, "main").options();
+    change(options);
+    return PassPipeline(module, "main", options, false);
+}
+
 // Loads of scratch (PhysicalStorageBuffer) in `function`'s blocks before its first instruction with `opcode`, and that
 // instruction (nullptr if none).
 std::pair<std::size_t, const Instruction*> ScratchLoadsBefore(const Module& m, const Function& function, Op opcode) {
@@ -831,11 +842,7 @@ std::pair<std::size_t, const Instruction*> ScratchLoadsBefore(const Module& m, c
 TEST(LoweringPasses, LevelHandOffWrapsTheEntryPointAndCountsWorkgroupsInUniformControlFlow) {
     for (std::uint32_t batch : {32u, 1u}) {
         SCOPED_TRACE("thread batch " + std::to_string(batch));
-        const Module module = Corpus("thread_node.spvasm");
-        PassPipeline defaults(module, "main");
-        LoweringOptions options = defaults.options();
-        options.thread_batch_size = batch;
-        PassPipeline pipeline(module, "main", options, false);
+        PassPipeline pipeline = ThreadNodePipeline([&](LoweringOptions& options) { options.thread_batch_size = batch; });
         pipeline.RunThrough(kMemorySemantics);
         const std::uint32_t lowered_entry = pipeline.info().entry_point_id;
         const std::size_t functions_before = pipeline.module().functions().size();
@@ -894,11 +901,7 @@ TEST(LoweringPasses, LevelHandOffWrapsTheEntryPointAndCountsWorkgroupsInUniformC
 // A node lowered without the hand-off (LoweringOptions::level_hand_off), whose invocations all run its code, keeps its
 // entry point: the pass changes nothing.
 TEST(LoweringPasses, LevelHandOffLeavesANodeLoweredWithoutItAlone) {
-    const Module module = Corpus("thread_node.spvasm");
-    PassPipeline defaults(module, "main");
-    LoweringOptions options = defaults.options();
-    options.level_hand_off = false;
-    PassPipeline pipeline(module, "main", options, false);
+    PassPipeline pipeline = ThreadNodePipeline([](LoweringOptions& options) { options.level_hand_off = false; });
     pipeline.RunThrough(kMemorySemantics);
     const std::vector<std::uint32_t> before = WriteModule(pipeline.module());
     EXPECT_FALSE(pipeline.RunThrough(kLevelHandOff));
