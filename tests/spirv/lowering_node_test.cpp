@@ -686,6 +686,36 @@ TEST(LoweringFeatures, AllocationsAppendRecordsWithAtomicsAndEnqueueVanishes) {
     EXPECT_TRUE(Contains(lowered.text, "Aligned 4"));
 }
 
+// Issue 7: where one invocation runs every allocation (here a thread node in batches of one, as a chain step's workgroup
+// of one invocation), its subgroup has one lane: the allocation takes its ranges straight from the atomics' results,
+// with no subgroup operation between them and the stores that wait for them. In batches of 32 it scans and shuffles.
+TEST(LoweringFeatures, AllocationOfAOneInvocationWorkgroupUsesNoSubgroupOperations) {
+    for (std::uint32_t batch : {1u, 32u}) {
+        SCOPED_TRACE("thread batch " + std::to_string(batch));
+        LoweringOptions options;
+        options.thread_batch_size = batch;
+        const Lowered lowered = LowerCorpus("hello_second_node.spvasm", &options);
+        std::size_t group_operations = 0;
+        for (const Function& function : lowered.module.functions()) {
+            for (const BasicBlock& block : function.blocks) {
+                for (const Instruction& inst : block.instructions) {
+                    const std::uint32_t opcode = static_cast<std::uint32_t>(inst.opcode());
+                    group_operations += opcode >= static_cast<std::uint32_t>(Op::OpGroupNonUniformElect) &&
+                                        opcode <= static_cast<std::uint32_t>(Op::OpGroupNonUniformQuadSwap);
+                }
+            }
+        }
+        if (batch == 1) {
+            EXPECT_EQ(group_operations, 0u) << lowered.text;
+        } else {
+            EXPECT_GE(CountOf(lowered.text, " InclusiveScan "), 2u) << lowered.text;
+            EXPECT_GE(CountOf(lowered.text, "OpGroupNonUniformShuffle"), 3u) << lowered.text;
+        }
+        // The reservation and the target's count stay atomics either way.
+        EXPECT_GE(CountOf(lowered.text, "OpAtomicIAdd"), 2u) << lowered.text;
+    }
+}
+
 // Issue 7: where an allocation is not provably in workgroup-uniform control flow (a thread node, or a broadcast node
 // allocating under a branch), the per-half counters are bumped once per subgroup. The highest active lane, whose
 // inclusive scan is the subgroup's total, adds it to the heap top and to the record count; the lanes' ranges come from

@@ -556,8 +556,21 @@ class OutputHelpers {
         const WorkgroupReservation shared = per_workgroup ? CreateWorkgroupReservation(output) : WorkgroupReservation{};
         const std::uint32_t shared_u32_pointer = ctx_.types->GetPointer(StorageClass::Workgroup, ctx_.u32);
         const std::uint32_t params[] = {ctx_.u32, ctx_.u32};
+        // Where one invocation runs every allocation (a workgroup of one invocation, or a node whose code only invocation
+        // 0 runs), its subgroup has one active lane, so the subgroup operations below are identities: a scan of a value is
+        // the value, the highest active lane is this one, a shuffle from it returns the value. Emitted, each still took
+        // its latency, several of them between the reservation's atomic and the stores that wait for its result.
+        const bool one_lane = WorkgroupInvocations() == 1 || ctx_.only_invocation_0_runs_node_code;
         return b.DefineFunction(ctx_.u64, params, [&](std::span<const std::uint32_t> p) {
             Emitter& e = b.emit();
+            auto inclusive_add = [&](std::uint32_t value) { return one_lane ? value : e.SubgroupInclusiveAdd(value); };
+            auto highest_lane = [&]() { return one_lane ? 0u : e.SubgroupHighestActiveLane(); };
+            auto is_lane = [&](std::uint32_t lane) { return one_lane ? e.Bool(true) : e.Equal(SubgroupLane(e), lane); };
+            auto shuffle = [&](std::uint32_t value, std::uint32_t lane) {
+                return one_lane ? value : e.SubgroupShuffle(value, lane);
+            };
+            auto elect = [&]() { return one_lane ? e.Bool(true) : e.SubgroupElect(); };
+            auto all_equal = [&](std::uint32_t value) { return one_lane ? e.Bool(true) : e.SubgroupAllEqual(value); };
             // A count above NodeMaxPayloadsAMDX is undefined behaviour (facts §16); the excess is dropped and reported
             // against this node, and what remains never exceeds what the trash region and the heap guard hold.
             const std::uint32_t requested = p[0];
@@ -650,12 +663,12 @@ class OutputHelpers {
             // matter. The leaves of a recursion allocate zero records in every lane, and same-address atomics serialise
             // in the L2 (`recursion` 107.5 -> 100.7 µs on an H200, docs/performance.md).
             auto subgroup_range = [&](std::uint32_t value, auto add_total) {
-                const std::uint32_t inclusive = e.SubgroupInclusiveAdd(value);
-                const std::uint32_t highest = e.SubgroupHighestActiveLane();
-                const std::uint32_t adds = e.LogicalAnd(e.Equal(SubgroupLane(e), highest), e.NotEqual(inclusive, e.U32(0)));
+                const std::uint32_t inclusive = inclusive_add(value);
+                const std::uint32_t highest = highest_lane();
+                const std::uint32_t adds = e.LogicalAnd(is_lane(highest), e.NotEqual(inclusive, e.U32(0)));
                 const std::uint32_t before = b.IfValue(adds, ctx_.u32, e.U32(0), [&]() { return add_total(inclusive); });
-                const std::uint32_t base = e.SubgroupShuffle(before, highest);
-                return SubgroupRange{e.Add(base, e.Sub(inclusive, value)), base, e.SubgroupShuffle(inclusive, highest)};
+                const std::uint32_t base = shuffle(before, highest);
+                return SubgroupRange{e.Add(base, e.Sub(inclusive, value)), base, shuffle(inclusive, highest)};
             };
             // Where the subgroup's record slots were reserved as one range (per subgroup): its start and length (ids).
             bool subgroup_records_in_one_range = false;
@@ -755,17 +768,17 @@ class OutputHelpers {
                 if (merged) {
                     records_added = e.SelectU32(valid, count, e.U32(0));
                     // As subgroup_range, both counts at once.
-                    const std::uint32_t byte_inclusive = e.SubgroupInclusiveAdd(bytes);
-                    const std::uint32_t record_inclusive = e.SubgroupInclusiveAdd(records_added);
-                    const std::uint32_t highest = e.SubgroupHighestActiveLane();
+                    const std::uint32_t byte_inclusive = inclusive_add(bytes);
+                    const std::uint32_t record_inclusive = inclusive_add(records_added);
+                    const std::uint32_t highest = highest_lane();
                     // As subgroup_range: a subgroup that asks for no bytes and no records reserves nothing.
-                    const std::uint32_t reserves = e.LogicalAnd(e.Equal(SubgroupLane(e), highest),
-                                                                e.NotEqual(e.Or(byte_inclusive, record_inclusive), e.U32(0)));
+                    const std::uint32_t reserves =
+                        e.LogicalAnd(is_lane(highest), e.NotEqual(e.Or(byte_inclusive, record_inclusive), e.U32(0)));
                     const std::uint32_t before = b.IfValue(reserves, ctx_.u64, e.U64(0),
                                                            [&]() { return reserve_both(byte_inclusive, record_inclusive); });
-                    heap_old = e.Add(e.SubgroupShuffle(e.LowU32(before), highest), e.Sub(byte_inclusive, bytes));
-                    subgroup_record_base = e.SubgroupShuffle(e.HighU32(before), highest);
-                    subgroup_record_total = e.SubgroupShuffle(record_inclusive, highest);
+                    heap_old = e.Add(shuffle(e.LowU32(before), highest), e.Sub(byte_inclusive, bytes));
+                    subgroup_record_base = shuffle(e.HighU32(before), highest);
+                    subgroup_record_total = shuffle(record_inclusive, highest);
                     subgroup_records_in_one_range = true;
                     record_old = e.Add(subgroup_record_base, e.Sub(record_inclusive, records_added));
                 } else {
@@ -785,7 +798,7 @@ class OutputHelpers {
                 const std::uint32_t subgroup_end = e.SelectU32(e.NotEqual(subgroup_record_total, e.U32(0)),
                                                                e.Add(subgroup_record_base, subgroup_record_total), e.U32(0));
                 const std::uint32_t subgroup_begin = e.Min(subgroup_record_base, subgroup_end);
-                b.If(e.SubgroupElect(), [&]() { raise_level_pass_workgroups(subgroup_begin, e.Sub(subgroup_end, subgroup_begin)); });
+                b.If(elect(), [&]() { raise_level_pass_workgroups(subgroup_begin, e.Sub(subgroup_end, subgroup_begin)); });
             }
             const std::uint32_t room = e.SelectU32(e.Less(record_old, record_capacity), e.Sub(record_capacity, record_old), e.U32(0));
             const std::uint32_t delivered = e.SelectU32(heap_ok, e.Min(count, room), e.U32(0));
@@ -815,7 +828,7 @@ class OutputHelpers {
                 // The target's record count: one atomic per subgroup when every calling lane names the same node (the
                 // common case), else one per lane. Both subgroup operations run unconditionally; only the atomic is
                 // masked.
-                const std::uint32_t same_target = e.SubgroupAllEqual(target);
+                const std::uint32_t same_target = all_equal(target);
                 // Per subgroup, the lanes' slots are contiguous from the subgroup's base, so what the list holds of them
                 // is its part of [base, base + total) below the capacity; per workgroup, the lanes' delivered counts are
                 // summed.
@@ -823,9 +836,9 @@ class OutputHelpers {
                     subgroup_records_in_one_range
                         ? e.Sub(e.Min(e.Add(subgroup_record_base, subgroup_record_total), record_capacity),
                                 e.Min(subgroup_record_base, record_capacity))
-                        : e.SubgroupShuffle(e.SubgroupInclusiveAdd(delivered), e.SubgroupHighestActiveLane());
+                        : shuffle(inclusive_add(delivered), highest_lane());
                 const std::uint32_t target_add = e.SelectU32(same_target, subgroup_delivered, delivered);
-                const std::uint32_t adds = e.Select(ctx_.bool_type, same_target, e.SubgroupElect(), e.Bool(true));
+                const std::uint32_t adds = e.Select(ctx_.bool_type, same_target, elect(), e.Bool(true));
                 b.If(e.LogicalAnd(adds, e.NotEqual(target_add, e.U32(0))),
                      [&]() { e.AtomicScratch(Op::OpAtomicIAdd, NodeRecordCount(e, half, target), target_add); });
             }
