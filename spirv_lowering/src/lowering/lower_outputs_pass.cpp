@@ -564,6 +564,7 @@ class OutputHelpers {
         return b.DefineFunction(ctx_.u64, params, [&](std::span<const std::uint32_t> p) {
             Emitter& e = b.emit();
             auto inclusive_add = [&](std::uint32_t value) { return one_lane ? value : e.SubgroupInclusiveAdd(value); };
+            // With one lane, the lane id is never read (is_lane and shuffle ignore it), so no id stands for it.
             auto highest_lane = [&]() { return one_lane ? 0u : e.SubgroupHighestActiveLane(); };
             auto is_lane = [&](std::uint32_t lane) { return one_lane ? e.Bool(true) : e.Equal(SubgroupLane(e), lane); };
             auto shuffle = [&](std::uint32_t value, std::uint32_t lane) {
