@@ -9,6 +9,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <map>
+#include <numeric>
 #include <string>
 #include <vector>
 
@@ -52,16 +53,21 @@ Fixture& SharedFixture() {
     return fixture;
 }
 
-void BM_GraphCreation(benchmark::State& state) {
-    Fixture& fixture = SharedFixture();
-    const uint32_t nodes = static_cast<uint32_t>(state.range(0));
-    // One module, N stages naming compose[0..N-1], as AMD's sample does.
-    static VkShaderModule module = fixture.context.CreateNodeModule(fixture.node_assembly);
+// Times vkCreateExecutionGraphPipelinesAMDX of one graph whose node k runs `modules[k]` as (names[k], indices[k]); the
+// modules are created before, outside the timing.
+void TimeGraphCreation(benchmark::State& state, Fixture& fixture, const std::vector<VkShaderModule>& modules,
+                       const std::vector<const char*>& names, const std::vector<uint32_t>& indices) {
+    const uint32_t nodes = static_cast<uint32_t>(modules.size());
     std::vector<VkPipelineShaderStageNodeCreateInfoAMDX> node_infos(nodes);
     std::vector<VkPipelineShaderStageCreateInfo> stages(nodes);
     for (uint32_t i = 0; i < nodes; ++i) {
-        node_infos[i] = {VK_STRUCTURE_TYPE_PIPELINE_SHADER_STAGE_NODE_CREATE_INFO_AMDX, nullptr, "compose", i};
-        stages[i] = {VK_STRUCTURE_TYPE_PIPELINE_SHADER_STAGE_CREATE_INFO, &node_infos[i], 0, VK_SHADER_STAGE_COMPUTE_BIT, module, "main"};
+        node_infos[i] = {VK_STRUCTURE_TYPE_PIPELINE_SHADER_STAGE_NODE_CREATE_INFO_AMDX, nullptr, names[i], indices[i]};
+        stages[i] = {VK_STRUCTURE_TYPE_PIPELINE_SHADER_STAGE_CREATE_INFO,
+                     &node_infos[i],
+                     0,
+                     VK_SHADER_STAGE_COMPUTE_BIT,
+                     modules[i],
+                     "main"};
     }
     VkExecutionGraphPipelineCreateInfoAMDX create_info{VK_STRUCTURE_TYPE_EXECUTION_GRAPH_PIPELINE_CREATE_INFO_AMDX};
     create_info.stageCount = nodes;
@@ -81,8 +87,37 @@ void BM_GraphCreation(benchmark::State& state) {
         state.ResumeTiming();
     }
     state.counters["nodes"] = nodes;
+}
+
+void BM_GraphCreation(benchmark::State& state) {
+    Fixture& fixture = SharedFixture();
+    const uint32_t nodes = static_cast<uint32_t>(state.range(0));
+    // One module, N stages naming compose[0..N-1], as AMD's sample does.
+    static VkShaderModule module = fixture.context.CreateNodeModule(fixture.node_assembly);
+    std::vector<uint32_t> indices(nodes);
+    std::iota(indices.begin(), indices.end(), 0u);
+    TimeGraphCreation(state, fixture, std::vector<VkShaderModule>(nodes, module), std::vector<const char*>(nodes, "compose"),
+                      indices);
     state.counters["us_per_node"] =
         benchmark::Counter(nodes, benchmark::Counter::kIsIterationInvariantRate | benchmark::Counter::kInvert);
+}
+
+// A chain of N levels L0 -> L1 -> ... of one node each, made from N modules that differ only in the name of their
+// output's node (array_chain_step): what an application gets from one HLSL function per pipeline stage. The modules
+// lower to the same code but for the last (no output), so the graph needs two lowerings and pipeline compiles, not N
+// (docs/design.md, "How a node receives its scheduler context").
+void BM_ChainGraphCreation(benchmark::State& state) {
+    Fixture& fixture = SharedFixture();
+    const uint32_t levels = static_cast<uint32_t>(state.range(0));
+    std::vector<std::string> names;  // NodeStage::node_name points into it
+    const std::vector<test::NodeStage> chain = test::ArrayChainStages(1, levels, 1, &names);
+    std::vector<VkShaderModule> modules;
+    std::vector<const char*> node_names;
+    for (const test::NodeStage& stage : chain) {
+        modules.push_back(fixture.context.CreateNodeModule(stage.assembly));
+        node_names.push_back(stage.node_name);
+    }
+    TimeGraphCreation(state, fixture, modules, node_names, std::vector<uint32_t>(levels, 0u));
 }
 
 void BM_PlainComputePipelines(benchmark::State& state) {
@@ -133,15 +168,16 @@ void BM_AnalyzeAndLowerOneNode(benchmark::State& state) {
 }
 BENCHMARK(BM_AnalyzeAndLowerOneNode)->Unit(benchmark::kMicrosecond);
 
-// Node counts: 8, 64 and 1024 by default; EXECGRAPH_BENCH_SMOKE=1 (lavapipe in CI) stops at 64.
+// Node counts: 8, 32 (the chain's baseline), 64 and 1024 by default; EXECGRAPH_BENCH_SMOKE=1 (lavapipe in CI) stops at 64.
 void NodeCounts(benchmark::internal::Benchmark* benchmark) {
-    benchmark->Arg(8)->Arg(64);
+    benchmark->Arg(8)->Arg(32)->Arg(64);
     if (std::getenv("EXECGRAPH_BENCH_SMOKE") == nullptr) benchmark->Arg(1024);
     benchmark->Unit(benchmark::kMillisecond)->UseRealTime()->MinTime(0.5);
 }
 
 BENCHMARK(BM_GraphCreation)->Apply(NodeCounts);
 BENCHMARK(BM_PlainComputePipelines)->Apply(NodeCounts);
+BENCHMARK(BM_ChainGraphCreation)->Arg(8)->Arg(32)->Unit(benchmark::kMillisecond)->UseRealTime()->MinTime(0.5);
 
 // Prints graph / baseline per node count after the usual console table.
 class RatioReporter : public benchmark::ConsoleReporter {
@@ -156,6 +192,7 @@ class RatioReporter : public benchmark::ConsoleReporter {
             const std::string count = name.substr(first + 1, name.find('/', first + 1) - first - 1);
             if (name.rfind("BM_GraphCreation", 0) == 0) graph_[count] = run.GetAdjustedRealTime();
             if (name.rfind("BM_PlainComputePipelines", 0) == 0) baseline_[count] = run.GetAdjustedRealTime();
+            if (name.rfind("BM_ChainGraphCreation", 0) == 0) chain_[count] = run.GetAdjustedRealTime();
         }
     }
     void Finalize() override {
@@ -166,11 +203,18 @@ class RatioReporter : public benchmark::ConsoleReporter {
             if (baseline == baseline_.end()) continue;
             std::printf("%-8s %14.2f %14.2f %8.2f\n", count.c_str(), graph_ms, baseline->second, graph_ms / baseline->second);
         }
+        std::printf("\n%-8s %14s %14s %8s\n", "chain", "graph (ms)", "baseline (ms)", "ratio");  // levels; N plain pipelines
+        for (const auto& [count, graph_ms] : chain_) {
+            auto baseline = baseline_.find(count);
+            if (baseline == baseline_.end()) continue;
+            std::printf("%-8s %14.2f %14.2f %8.2f\n", count.c_str(), graph_ms, baseline->second, graph_ms / baseline->second);
+        }
     }
 
   private:
     std::map<std::string, double> graph_;  // node count → ms per graph
     std::map<std::string, double> baseline_;
+    std::map<std::string, double> chain_;  // levels → ms per chain graph
 };
 
 }  // namespace

@@ -48,8 +48,12 @@ struct GraphNode {
     // The node's outputs' tables lie one after the other from here (NodePushContext::output_table_base).
     uint32_t output_table_base = 0;
     // The lowered compute pipeline, shared by every node of the graph lowered from the same source with the same
-    // output tables shape (GraphPipeline::lowered_pipelines owns it).
+    // output tables shape, and by nodes of other sources whose lowered code came out the same (GraphPipeline::
+    // lowered_pipelines owns it).
     VkPipeline pipeline = VK_NULL_HANDLE;
+    // The first node lowered from the same source with the same options (itself if none before it): only such nodes may
+    // form a dispatch group, since only they were lowered as possible group members (NodeDispatchPlan::group_key).
+    uint32_t lowering_group = 0;
     std::array<uint32_t, 3> lowered_local_size{1, 1, 1};
     bool level_hand_off = true;  // its lowered module has the level hand-off (spirv::LoweringOptions::level_hand_off)
     bool group_level_hand_off = false;  // ... able to prepare a group consumer (spirv::LoweringOptions::group_level_hand_off)

@@ -636,7 +636,8 @@ void GraphPlan::FormDispatchGroups() {
     for (uint32_t first = 0; first < count;) {
         uint32_t end = first + 1;
         while (end < count && groupable(first) && groupable(end) && nodes[end].pipeline == nodes[first].pipeline &&
-               nodes[end].layout == nodes[first].layout && nodes[end].context_offset == nodes[first].context_offset) {
+               nodes[end].group_key == nodes[first].group_key && nodes[end].layout == nodes[first].layout &&
+               nodes[end].context_offset == nodes[first].context_offset) {
             ++end;
         }
         for (uint32_t n = first; n < end; ++n) {

@@ -94,6 +94,9 @@ struct NodeDispatchPlan {
     // ... and can prepare a dispatch group as the next level's consumer (spirv::LoweringOptions::group_level_hand_off):
     // a level whose consumer is a group is direct only where every node of the level before has this too.
     bool group_level_hand_off = false;
+    // Nodes of one pipeline form a dispatch group only where this matches too: nodes lowered from different sources
+    // share a pipeline where their lowered code is the same (a chain's steps), but were not lowered as group members.
+    uint32_t group_key = 0;
 };
 
 // Limits of the fused level pass (meta_shaders/level.comp keeps each graph node's directory range in shared memory and

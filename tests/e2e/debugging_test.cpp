@@ -550,6 +550,21 @@ TEST_F(DebugLabels, LevelsOfANodeArrayChainAreDirectWithTheGroupAsConsumer) {
         EXPECT_EQ(count_in(labels.dispatches, region), 0) << region << "\n" << Joined(events);
         EXPECT_EQ(count_in(labels.indirect_dispatches, region), 1) << "the group's dispatch alone\n" << Joined(events);
     }
+    // L0 and L1 lower to the same code (their modules differ only in the name of the next level), so they share one
+    // pipeline, which level 1 need not bind again; still each level's group holds only its own array, whose members were
+    // lowered as one group (a group spanning levels would not fit kDirectLevelGroupMaxMembers in a longer chain).
+    for (uint32_t level = 0; level < kLevels; ++level) {
+        const std::string region = "level " + std::to_string(level), array = "L" + std::to_string(level);
+        std::vector<std::string> dispatched, bound;
+        for (const std::vector<std::string>& stack : labels.indirect_dispatches) {
+            if (stack.size() == 3 && stack[1] == region) dispatched.push_back(stack[2]);
+        }
+        for (const std::vector<std::string>& stack : labels.binds) {
+            if (stack.size() == 3 && stack[1] == region && stack[2] != "report") bound.push_back(stack[2]);
+        }
+        EXPECT_EQ(dispatched, (std::vector<std::string>{array + "[0] .. " + array + "[3] (4 nodes)"})) << Joined(events);
+        EXPECT_EQ(bound.size(), level == 1 ? 0u : 1u) << region << "\n" << Joined(events);
+    }
     EXPECT_EQ(context.log().Problems(), "");
     context.Destroy(uav);
 }

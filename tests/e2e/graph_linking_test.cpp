@@ -545,20 +545,13 @@ TEST(DirectLevels, LevelPassAfterAGroupLevelThatClearedOnlyItsOwnStates) {
         ASSERT_NE(at, std::string::npos);
         stage.assembly.insert(at + uint_0.size(), "%distinct = OpConstant %uint " + std::to_string(100 + stage.node_index) + "\n");
     }
-    struct Rec {
-        uint32_t chain, level;
-    };
-    std::vector<std::vector<Rec>> entry_records(kWidth);
-    for (uint32_t chain = 0; chain < kChains; ++chain) entry_records[chain % kWidth].push_back({chain, 0});
+    const std::vector<std::vector<ArrayChainRecord>> entry_records = ArrayChainEntryRecords(kWidth, kChains);
     std::vector<DirectLevelsEntry> entries;
     for (uint32_t member = 0; member < kWidth; ++member) {
-        entries.push_back(
-            {"L0", member, static_cast<uint32_t>(entry_records[member].size()), entry_records[member].data(), sizeof(Rec)});
+        entries.push_back({"L0", member, static_cast<uint32_t>(entry_records[member].size()), entry_records[member].data(),
+                           sizeof(ArrayChainRecord)});
     }
-    std::vector<uint32_t> expected(kLevels * kChains);
-    for (uint32_t level = 0; level < kLevels; ++level) {
-        for (uint32_t chain = 0; chain < kChains; ++chain) expected[level * kChains + chain] = (chain + level) % kWidth + 1;
-    }
+    const std::vector<uint32_t> expected = ArrayChainExpectedUav(kWidth, kLevels, kChains);
     ExpectSameWithAndWithoutDirectLevels(stages, {entries, entries}, {expected, expected});
 }
 

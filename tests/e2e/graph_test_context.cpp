@@ -66,6 +66,20 @@ std::vector<NodeStage> ArrayChainStages(uint32_t width, uint32_t levels, uint32_
     return stages;
 }
 
+std::vector<std::vector<ArrayChainRecord>> ArrayChainEntryRecords(uint32_t width, uint32_t chains) {
+    std::vector<std::vector<ArrayChainRecord>> records(width);
+    for (uint32_t chain = 0; chain < chains; ++chain) records[chain % width].push_back({chain, 0});
+    return records;
+}
+
+std::vector<uint32_t> ArrayChainExpectedUav(uint32_t width, uint32_t levels, uint32_t chains) {
+    std::vector<uint32_t> uav(levels * chains);
+    for (uint32_t level = 0; level < levels; ++level) {
+        for (uint32_t chain = 0; chain < chains; ++chain) uav[level * chains + chain] = (chain + level) % width + 1;
+    }
+    return uav;
+}
+
 std::vector<NodeStage> UniformAllocateArrayStages(uint32_t pad_words) {
     const std::string sink = WithUintConstant(ReadModule("big_sink"), "%uint_255", pad_words);
     const std::string entry = WithUintConstant(ReadModule("uniform_allocate_array"), "%uint_31", pad_words);

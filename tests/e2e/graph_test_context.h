@@ -138,6 +138,15 @@ std::vector<NodeStage> UniformAllocateArrayStages(uint32_t pad_words = 31);
 // broadcast nodes) whose UAV rows are `chains` words long; the last level has no output. `names` keeps the node names
 // the stages point to ("L0", "L1", ...).
 std::vector<NodeStage> ArrayChainStages(uint32_t width, uint32_t levels, uint32_t chains, std::vector<std::string>* names);
+// array_chain_step's record: which chain, at which level.
+struct ArrayChainRecord {
+    uint32_t chain, level;
+};
+// The level-0 records of ArrayChainStages' chains, per member of L0: chain c enters at member c % width.
+std::vector<std::vector<ArrayChainRecord>> ArrayChainEntryRecords(uint32_t width, uint32_t chains);
+// The UAV those chains leave: each level moves a chain to the next member, which writes its index + 1 at
+// [level * chains + chain].
+std::vector<uint32_t> ArrayChainExpectedUav(uint32_t width, uint32_t levels, uint32_t chains);
 // tests/spirv_corpus/output_node_array_runtime_index as "Entry" with an output array B of `sinks` members, and the
 // array_sink nodes B[0..sinks-1]: each Entry record {node_idx, value} sends 8 records {value + thread} to B[node_idx],
 // which adds them to UAV[2 * node_idx] and counts them in UAV[2 * node_idx + 1]. Level 0 is the static broadcast node

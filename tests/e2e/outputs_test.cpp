@@ -16,6 +16,15 @@ namespace {
 
 using Outputs = GraphTest;
 
+// What the last EXECGRAPH-GRAPH-PIPELINES notice says after "runs its ": "<nodes> nodes with <n> lowered pipelines".
+std::string LoweredPipelinesNotice(MessageLog& log) {
+    std::string pipelines;
+    for (const MessageLog::Message& message : log.Messages()) {
+        if (message.id == "EXECGRAPH-GRAPH-PIPELINES") pipelines = message.text.substr(message.text.find(" runs its ") + 10);
+    }
+    return pipelines;
+}
+
 // Entry nodes with an empty input still need a non-null payload pointer.
 const uint32_t kEmptyRecord = 0;
 
@@ -151,11 +160,31 @@ TEST_F(Outputs, NodeArrayFromOneModuleSharesOneLoweredPipeline) {
     context_.log().Clear();
     ASSERT_NE(RunGraph(stages, uav, entries), VK_NULL_HANDLE);
     ExpectUav(uav, expected);
-    std::string pipelines;
-    for (const MessageLog::Message& message : context_.log().Messages()) {
-        if (message.id == "EXECGRAPH-GRAPH-PIPELINES") pipelines = message.text.substr(message.text.find(" runs its ") + 10);
+    EXPECT_EQ(LoweredPipelinesNotice(context_.log()), "8 nodes with 2 lowered pipelines");
+}
+
+// Modules that differ only in the names of their outputs' nodes lower to the same code (the names become output-table
+// entries), so such nodes share one pipeline too: the levels of a chain, here of node arrays L<l>[0..2] made by
+// array_chain_step, whose text names the next level. Levels 0 to 2 send on and share one pipeline; level 3, without the
+// output, has its own. The nodes of different levels were lowered from different sources, so each level stays a
+// dispatch group of its own (a group spanning levels would put the member search of level 1's members over level 0's).
+// Every member writes its index where its chain's record says, so a record run by the wrong member, twice or not at
+// all changes the UAV.
+TEST_F(Outputs, ModulesThatLowerToTheSameCodeShareOnePipelineButNotADispatchGroup) {
+    constexpr uint32_t kWidth = 3, kLevels = 4, kChains = 5;
+    std::vector<std::string> names;  // NodeStage::node_name points into it
+    const std::vector<NodeStage> stages = ArrayChainStages(kWidth, kLevels, kChains, &names);
+    const std::vector<std::vector<ArrayChainRecord>> entry_records = ArrayChainEntryRecords(kWidth, kChains);
+    std::vector<NamedEntry> entries;
+    for (uint32_t member = 0; member < kWidth; ++member) {
+        entries.push_back({"L0", member, static_cast<uint32_t>(entry_records[member].size()), entry_records[member].data(),
+                           sizeof(ArrayChainRecord)});
     }
-    EXPECT_EQ(pipelines, "8 nodes with 2 lowered pipelines");
+    TestBuffer& uav = Uav(kLevels * kChains);
+    context_.log().Clear();
+    ASSERT_NE(RunGraph(stages, uav, entries), VK_NULL_HANDLE);
+    ExpectUav(uav, ArrayChainExpectedUav(kWidth, kLevels, kChains));
+    EXPECT_EQ(LoweredPipelinesNotice(context_.log()), "12 nodes with 2 lowered pipelines");
 }
 
 TEST_F(Outputs, SparseArrayWithArraySizeSkipsMissingMembers) {
