@@ -274,7 +274,9 @@ std::string LoweredPipelineKey(const NodeSource& source, const spirv::LoweringOp
                                 options.dispatch_group_member,
                                 options.reserve_per_workgroup,
                                 options.indirect_level_pass,
-                                options.group_level_hand_off};
+                                options.group_level_hand_off,
+                                options.node_table_offset,
+                                options.node_stats_offset};
     append_words(scalars, sizeof(scalars));
     return key;
 }
@@ -842,6 +844,16 @@ GraphBuildResult BuildExecutionGraphPipeline(DeviceState& device, VkPipelineCach
                 std::max(graph->trash_size, spirv::OutputRecordLimit(output) * std::max<uint32_t>(RecordStride(output.record), 4));
         }
     }
+    // The graph's part of the scratch layout depends on the graph alone, so the lowering may take its offsets as
+    // constants (LoweringOptions::node_table_offset, node_stats_offset). Nothing below changes the trash size.
+    graph->scratch_plan = ScratchPlan(static_cast<uint32_t>(graph->nodes.size()), static_cast<uint32_t>(graph->output_table.size()),
+                                      graph->trash_size, max_record_stride);
+    if (const std::optional<ScratchLayout> layout = graph->scratch_plan.LayoutFor(graph->scratch_plan.MinSize())) {
+        for (spirv::LoweringOptions& options : node_options) {
+            options.node_table_offset = layout->node_table_offset;
+            options.node_stats_offset = layout->node_stats_offset;
+        }
+    }
     std::vector<std::string> pipeline_keys = SelectLevelHandOffs(*graph, device.instance->settings.direct_levels,
                                                                  device.hand_off_max_invocations_per_record, &node_options);
     // A node whose lowered module no other node shares is never dispatched as part of a group (FormDispatchGroups groups
@@ -926,9 +938,7 @@ GraphBuildResult BuildExecutionGraphPipeline(DeviceState& device, VkPipelineCach
         first_node_by_key.emplace(key, &node);
     }
 
-    // 8. Scratch sizes (scratch_plan.h documents what each guarantees).
-    graph->scratch_plan = ScratchPlan(static_cast<uint32_t>(graph->nodes.size()), static_cast<uint32_t>(graph->output_table.size()),
-                                      graph->trash_size, max_record_stride);
+    // 8. Scratch sizes (scratch_plan.h documents what each guarantees; the plan was made before lowering, step 7).
     graph->scratch_size.minSize = graph->scratch_plan.MinSize();
     graph->scratch_size.maxSize = graph->scratch_plan.MaxSize();
     graph->scratch_size.sizeGranularity = graph->scratch_plan.SizeGranularity();

@@ -385,8 +385,10 @@ struct DirectLevelsRun {
 };
 
 // Runs each entry list as one vkCmdDispatchGraphAMDX (in separate submissions, one scratch) of the graph `stages`.
+// `expected_problem` names the only warning or error id the run may report (a test's deliberate drops), one per dispatch.
 DirectLevelsRun RunWithDirectLevels(bool direct_levels, const std::vector<NodeStage>& stages, uint32_t uav_words,
-                                    const std::vector<std::vector<DirectLevelsEntry>>& dispatches) {
+                                    const std::vector<std::vector<DirectLevelsEntry>>& dispatches,
+                                    const std::string& expected_problem = "") {
     setenv("VK_EXECGRAPH_SHADER_ENQUEUE_STATISTICS", "1", 1);
     setenv("VK_EXECGRAPH_SHADER_ENQUEUE_DIRECT_LEVELS", direct_levels ? "true" : "false", 1);
     GraphTestContext context;
@@ -429,17 +431,29 @@ DirectLevelsRun RunWithDirectLevels(bool direct_levels, const std::vector<NodeSt
         if (pipeline != std::string::npos) line.erase(pipeline, line.find(',', pipeline) + 1 - pipeline);
         run.statistics.push_back(line);
     }
-    EXPECT_EQ(context.log().Problems(), "");
+    if (expected_problem.empty()) {
+        EXPECT_EQ(context.log().Problems(), "");
+    } else {
+        size_t expected = 0, others = 0;
+        for (const MessageLog::Message& message : context.log().Messages()) {
+            if (message.severity < VK_DEBUG_UTILS_MESSAGE_SEVERITY_WARNING_BIT_EXT) continue;
+            ++(message.id == expected_problem ? expected : others);
+        }
+        EXPECT_EQ(expected, dispatches.size()) << context.log().Problems();
+        EXPECT_EQ(others, 0u) << context.log().Problems();
+    }
     context.Destroy(scratch);
     context.Destroy(uav);
     return run;
 }
 
-void ExpectSameWithAndWithoutDirectLevels(const std::vector<NodeStage>& stages, const std::vector<std::vector<DirectLevelsEntry>>& dispatches,
-                                          const std::vector<std::vector<uint32_t>>& expected_uav) {
+void ExpectSameWithAndWithoutDirectLevels(const std::vector<NodeStage>& stages,
+                                          const std::vector<std::vector<DirectLevelsEntry>>& dispatches,
+                                          const std::vector<std::vector<uint32_t>>& expected_uav,
+                                          const std::string& expected_problem = "") {
     const uint32_t words = static_cast<uint32_t>(expected_uav.front().size());
-    const DirectLevelsRun direct = RunWithDirectLevels(true, stages, words, dispatches);
-    const DirectLevelsRun passes = RunWithDirectLevels(false, stages, words, dispatches);
+    const DirectLevelsRun direct = RunWithDirectLevels(true, stages, words, dispatches, expected_problem);
+    const DirectLevelsRun passes = RunWithDirectLevels(false, stages, words, dispatches, expected_problem);
     EXPECT_EQ(direct.uav_after_each, expected_uav) << "with direct levels";
     EXPECT_EQ(passes.uav_after_each, expected_uav) << "with level passes only";
     ASSERT_EQ(direct.statistics.size(), dispatches.size());
@@ -455,7 +469,10 @@ TEST(DirectLevels, ChainOfManyWorkgroupsPerLevel) {
                                          {{40, 40, 40, 40}, {3, 3, 3, 3}});
 }
 
-// The same through static broadcast nodes (one workgroup per record, as the benchmark's chain).
+// The same through static broadcast nodes (one workgroup per record, as the benchmark's chain). The second dispatch has
+// one record: each level is one workgroup of one invocation, whose hand-off takes the level's counts from what its own
+// allocations added and the consumer's table entry and statistics loaded before its code (LevelHandOffPass), so the
+// statistics must come out as the level passes' do.
 TEST(DirectLevels, ChainOfStaticBroadcastNodes) {
     std::vector<NodeStage> stages;
     const std::vector<std::string> names = ChainNames(5);
@@ -466,7 +483,34 @@ TEST(DirectLevels, ChainOfStaticBroadcastNodes) {
         stages.push_back(Stage(names[i].c_str(), 0, node));
     }
     const std::vector<uint32_t> words(9, 1);
-    ExpectSameWithAndWithoutDirectLevels(stages, {{{"N0", 0, 9, words.data(), 4}}}, {{9, 9, 9, 9, 9}});
+    ExpectSameWithAndWithoutDirectLevels(stages, {{{"N0", 0, 9, words.data(), 4}}, {{"N0", 0, 1, words.data(), 4}}},
+                                         {{9, 9, 9, 9, 9}, {1, 1, 1, 1, 1}});
+}
+
+// A static broadcast node of one invocation that enqueues itself (MaxNodeRecursionAMDX 3) from one record: levels 1 to 3
+// are direct, each one workgroup of one invocation, so each hand-off takes its counts from its own allocations and adds
+// to the node's statistics loaded before its code; the node runs at every level, so the statistics it adds to are the
+// earlier levels'. Its self-enqueue at level 3 is past the limit and is dropped and reported, as the level passes do.
+TEST(DirectLevels, RecursionOfOneInvocationSteps) {
+    GeneratedNode recursive = Sends({{"R", 0}}, 0);
+    recursive.static_grid = true;
+    recursive.max_recursion = 3;
+    const std::vector<uint32_t> words(2, 0);
+    ExpectSameWithAndWithoutDirectLevels({Stage("R", 0, recursive)},
+                                         {{{"R", 0, 1, words.data(), 4}}, {{"R", 0, 2, words.data(), 4}}}, {{4}, {8}},
+                                         "EXECGRAPH-DROPPED-WORK");
+}
+
+// A one-invocation node that sends two records to the last level in one level of one workgroup: its hand-off takes the
+// half's record and heap high-water marks from what its allocations reserved, and no later level sees that half's
+// counts again, so the report's marks come from it alone.
+TEST(DirectLevels, HighWaterMarksOfAOneInvocationLevel) {
+    GeneratedNode entry = Sends({{"L", 0}, {"L", 0}}, 0);
+    entry.static_grid = true;
+    GeneratedNode leaf = Inner({}, 1);
+    leaf.static_grid = true;
+    const uint32_t word = 0;
+    ExpectSameWithAndWithoutDirectLevels({Stage("E", 0, entry), Stage("L", 0, leaf)}, {{{"E", 0, 1, &word, 4}}}, {{1, 2}});
 }
 
 // Every node is an API entry (as DXC makes them), so the static levels hold every node at every depth it can reach; a

@@ -837,6 +837,44 @@ std::pair<std::size_t, const Instruction*> ScratchLoadsBefore(const Module& m, c
     return {loads, nullptr};
 }
 
+// A workgroup of one invocation (a coalescing node of one invocation, as a chain step is) whose graph's node-table and
+// statistics offsets are known (LoweringOptions) and whose
+// allocations reserve heap and list with one atomic keeps what it adds to the half's counters, and loads the next level's
+// consumer's table entry and statistics (and the node count and record capacity) before the node's code: its hand-off
+// then reads scratch only for a dispatch group's member count. Without the offsets it reads them after the code.
+TEST(LoweringPasses, LevelHandOffOfAOneInvocationWorkgroupLoadsWhatItNeedsBeforeTheNodesCode) {
+    for (const bool offsets_known : {true, false}) {
+        SCOPED_TRACE(offsets_known ? "offsets known" : "offsets loaded");
+        // The hello graph's second node: coalescing, one invocation, one allocation; batched one record per workgroup.
+        const Module module = Corpus("hello_second_node.spvasm");
+        LoweringOptions options = PassPipeline(module, "secondNode").options();
+        options.thread_batch_size = 1;  // one record per workgroup, as a chain step's
+        options.heap_holds_record_list = true;
+        options.node_table_offset = offsets_known ? 256 : 0;
+        options.node_stats_offset = offsets_known ? 1024 : 0;
+        PassPipeline pipeline(module, "secondNode", options, false);
+        EXPECT_TRUE(pipeline.RunThrough(kLevelHandOff));
+        const Module& m = pipeline.module();
+        const Function* wrapper = nullptr;
+        for (const Function& function : m.functions()) {
+            if (function.header.front().result_id() == m.section(Section::kEntryPoint)[0].Word(1)) wrapper = &function;
+        }
+        ASSERT_NE(wrapper, nullptr);
+        // Before the call: what level L launched, and with the offsets known the node count, record capacity, the
+        // consumer's launch kind, batch and grid (five words) and its statistics (one vector); else the two offsets.
+        const auto [loads_before_call, call] = ScratchLoadsBefore(m, *wrapper, Op::OpFunctionCall);
+        ASSERT_NE(call, nullptr);
+        EXPECT_EQ(loads_before_call, offsets_known ? 9u : 3u);
+        const std::size_t loads_in_wrapper = ScratchLoadsBefore(m, *wrapper, Op::OpKill).first;
+        if (offsets_known) {
+            EXPECT_EQ(loads_in_wrapper - loads_before_call, 1u);  // a group dispatch's member count
+        } else {
+            EXPECT_GT(loads_in_wrapper - loads_before_call, 7u);
+        }
+        pipeline.FinishAndValidate();
+    }
+}
+
 // A thread node lowered to batches of 32 invocations, and to workgroups of one invocation (a batch of 1, as a chain
 // step's): the wrapper runs the node's code, then counts the workgroup in uniform control flow.
 TEST(LoweringPasses, LevelHandOffWrapsTheEntryPointAndCountsWorkgroupsInUniformControlFlow) {

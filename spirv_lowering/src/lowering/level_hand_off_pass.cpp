@@ -64,6 +64,24 @@ Result<bool> LevelHandOffPass::Run(Module& module) {
         record_capacity = CreateGlobalVariable(module, ctx_, StorageClass::Private, ctx_.u32);
         own_states = CreateGlobalVariable(module, ctx_, StorageClass::Private, ctx_.u32);
     }
+    // Where its allocations keep their counts (LoweringContext::HandOffCountsKeptLocally: the graph's node-table and
+    // statistics offsets are known, so no load stands before these), a workgroup of one invocation also loads before the
+    // node's code the next level's consumer's table entry and statistics (nobody writes their records, dispatches and
+    // workgroups during a level; only drops, counted in the word after them, which the hand-off then leaves alone) and the
+    // header's node count and record capacity, and takes the half's counts from its own sums where its level launched
+    // one workgroup. A chain step's hand-off then waits for no memory at all (H100: `overhead_chain32` -2.0% and -3.1%
+    // in two calls). With the offsets loaded from the header the consumer's loads waited for them, a round trip ahead of
+    // the prologue's own loads, and the chain gained nothing (docs/performance.md).
+    const bool counts_kept = preload && ctx_.var_hand_off_reserved != 0;
+    std::uint32_t node_count_var = 0, consumer_launch = 0, consumer_per_workgroup = 0;
+    std::array<std::uint32_t, 3> consumer_grid{}, consumer_stats{};
+    if (counts_kept) {
+        node_count_var = CreateGlobalVariable(module, ctx_, StorageClass::Private, ctx_.u32);
+        consumer_launch = CreateGlobalVariable(module, ctx_, StorageClass::Private, ctx_.u32);
+        consumer_per_workgroup = CreateGlobalVariable(module, ctx_, StorageClass::Private, ctx_.u32);
+        for (std::uint32_t& var : consumer_grid) var = CreateGlobalVariable(module, ctx_, StorageClass::Private, ctx_.u32);
+        for (std::uint32_t& var : consumer_stats) var = CreateGlobalVariable(module, ctx_, StorageClass::Private, ctx_.u32);
+    }
 
     FunctionBuilder b(module, ctx_);
     const std::uint32_t wrapper = b.DefineFunction(ctx_.void_type, {}, [&](std::span<const std::uint32_t>) {
@@ -79,13 +97,36 @@ Result<bool> LevelHandOffPass::Run(Module& module) {
             // might alias it, and the hardware starts these before the prologue's. What level L launched and the header
             // words are written before this dispatch's barrier (by the preparer of level L, and at the dispatch's start),
             // and the hand-off writes neither.
-            const std::uint32_t consumer = e.LoadPushContextU32(PushContextMember::kNextLevelConsumer);
-            b.If(e.NotEqual(consumer, e.U32(runtime::kInvalidNode)), [&]() {
+            if (counts_kept) {
+                e.Store(ctx_.var_hand_off_reserved, e.U64(0));
+                e.Store(ctx_.var_hand_off_consumer_records, e.U32(0));
+            }
+            const std::uint32_t pushed_consumer = e.LoadPushContextU32(PushContextMember::kNextLevelConsumer);
+            b.If(e.NotEqual(pushed_consumer, e.U32(runtime::kInvalidNode)), [&]() {
                 const std::uint32_t input_index = e.And(e.LoadPushContextU32(PushContextMember::kLevel), e.U32(1));
                 e.Store(launched_workgroups,
                         e.LoadScratchU32(e.Add(e.U32(offsets::kHeaderLevelWorkgroups), e.Mul(input_index, e.U32(4)))));
-                e.Store(node_table_offset, e.LoadScratchU32(e.U32(offsets::kHeaderNodeTableOffset)));
-                e.Store(node_stats_offset, e.LoadScratchU32(e.U32(offsets::kHeaderNodeStatsOffset)));
+                // With counts kept, the graph's offsets are constants (LoweringOptions): the consumer's entry and
+                // statistics load at once, beside the prologue's first loads, instead of a round trip after them.
+                const std::uint32_t table =
+                    counts_kept ? e.U32(ctx_.options.node_table_offset) : e.LoadScratchU32(e.U32(offsets::kHeaderNodeTableOffset));
+                const std::uint32_t statistics =
+                    counts_kept ? e.U32(ctx_.options.node_stats_offset) : e.LoadScratchU32(e.U32(offsets::kHeaderNodeStatsOffset));
+                e.Store(node_table_offset, table);
+                e.Store(node_stats_offset, statistics);
+                if (!counts_kept) return;
+                e.Store(node_count_var, e.LoadScratchU32(e.U32(offsets::kHeaderNodeCount)));
+                e.Store(record_capacity, e.LoadScratchU32(e.U32(offsets::kHeaderRecordCapacity)));
+                const std::uint32_t consumer = e.And(pushed_consumer, e.U32(runtime::kDirectLevelConsumerMask));
+                const std::uint32_t info = e.Add(table, e.Mul(consumer, e.U32(offsets::kNodeStaticInfoSize)));
+                e.Store(consumer_launch, e.LoadScratchU32(e.Add(info, e.U32(offsets::kNodeStaticLaunch))));
+                e.Store(consumer_per_workgroup, e.LoadScratchU32(e.Add(info, e.U32(offsets::kNodeStaticRecordsPerWorkgroup))));
+                for (std::uint32_t i = 0; i < 3; ++i) {
+                    e.Store(consumer_grid[i], e.LoadScratchU32(e.Add(info, e.U32(offsets::kNodeStaticStaticGrid + 4 * i))));
+                }
+                const std::array<std::uint32_t, 4> stats =
+                    e.LoadScratchU32x4(e.Add(statistics, e.Mul(consumer, e.U32(offsets::kNodeStatsSize))));
+                for (std::uint32_t i = 0; i < 3; ++i) e.Store(consumer_stats[i], stats[i]);
             });
         }
         if (ctx_.only_invocation_0_runs_node_code) {
@@ -150,13 +191,14 @@ Result<bool> LevelHandOffPass::Run(Module& module) {
             const std::uint32_t input_half = e.LoadU32Var(ctx_.var_input_half);
             const std::uint32_t output_half = e.LoadU32Var(ctx_.var_output_half);
             // Every invocation clears node states if its workgroup is the last, so every one needs the node count.
-            const std::uint32_t node_count = e.LoadScratchU32(e.U32(offsets::kHeaderNodeCount));
+            const std::uint32_t node_count =
+                counts_kept ? e.LoadU32Var(node_count_var) : e.LoadScratchU32(e.U32(offsets::kHeaderNodeCount));
             b.If(leader, [&]() {
                 if (!preload) {
                     e.Store(node_table_offset, e.LoadScratchU32(e.U32(offsets::kHeaderNodeTableOffset)));
                     e.Store(node_stats_offset, e.LoadScratchU32(e.U32(offsets::kHeaderNodeStatsOffset)));
                 }
-                e.Store(record_capacity, e.LoadScratchU32(e.U32(offsets::kHeaderRecordCapacity)));
+                if (!counts_kept) e.Store(record_capacity, e.LoadScratchU32(e.U32(offsets::kHeaderRecordCapacity)));
                 e.Store(is_last_workgroup, e.U32(1));
                 b.If(counted, [&]() {
                     const std::uint32_t done =
@@ -179,13 +221,25 @@ Result<bool> LevelHandOffPass::Run(Module& module) {
                         e.Add(e.LoadU32Var(node_table_offset), e.Mul(consumer, e.U32(offsets::kNodeStaticInfoSize)));
                     const std::uint32_t stats =
                         e.Add(e.LoadU32Var(node_stats_offset), e.Mul(consumer, e.U32(offsets::kNodeStatsSize)));
+                    auto read_consumer_records = [&]() {
+                        return e.AtomicScratch(Op::OpAtomicIAdd, e.Add(state, e.U32(offsets::kNodeStateRecordCount)), e.U32(0));
+                    };
+                    auto read_both = [&]() {
+                        return e.AtomicScratchU64(Op::OpAtomicIAdd, e.Add(output_half, e.U32(offsets::kHalfHeapTop)), e.U64(0));
+                    };
+                    // A level of one workgroup of one invocation had no other producer: the half's counts are what this
+                    // invocation added (they start cleared; LowerOutputsPass kept the sums).
+                    const std::uint32_t own_counts = counts_kept ? e.Equal(launched, e.U32(1)) : 0;
                     const std::uint32_t consumer_records =
-                        e.AtomicScratch(Op::OpAtomicIAdd, e.Add(state, e.U32(offsets::kNodeStateRecordCount)), e.U32(0));
+                        counts_kept ? b.IfValue(e.LogicalNot(own_counts), ctx_.u32,
+                                                e.LoadU32Var(ctx_.var_hand_off_consumer_records), read_consumer_records)
+                                    : read_consumer_records();
                     std::uint32_t heap_top = 0, record_top = 0;
                     if (ctx_.options.heap_holds_record_list) {
                         // The allocations reserved both with one 64-bit atomic (LowerOutputsPass): read them the same way.
-                        const std::uint32_t both =
-                            e.AtomicScratchU64(Op::OpAtomicIAdd, e.Add(output_half, e.U32(offsets::kHalfHeapTop)), e.U64(0));
+                        const std::uint32_t both = counts_kept ? b.IfValue(e.LogicalNot(own_counts), ctx_.u64,
+                                                                           e.Load(ctx_.u64, ctx_.var_hand_off_reserved), read_both)
+                                                               : read_both();
                         heap_top = e.LowU32(both);
                         record_top = e.HighU32(both);
                     } else {
@@ -194,16 +248,26 @@ Result<bool> LevelHandOffPass::Run(Module& module) {
                             e.AtomicScratch(Op::OpAtomicIAdd, e.Add(output_half, e.U32(offsets::kHalfRecordCount)), e.U32(0));
                     }
                     const std::uint32_t per_workgroup_stored =
-                        e.LoadScratchU32(e.Add(info, e.U32(offsets::kNodeStaticRecordsPerWorkgroup)));
+                        counts_kept ? e.LoadU32Var(consumer_per_workgroup)
+                                    : e.LoadScratchU32(e.Add(info, e.U32(offsets::kNodeStaticRecordsPerWorkgroup)));
                     const std::uint32_t grid = e.Add(info, e.U32(offsets::kNodeStaticStaticGrid));
-                    const std::uint32_t grid_x = e.LoadScratchU32(grid);
-                    const std::uint32_t grid_y = e.LoadScratchU32(e.Add(grid, e.U32(4)));
-                    const std::uint32_t grid_z = e.LoadScratchU32(e.Add(grid, e.U32(8)));
-                    const std::uint32_t launch = e.LoadScratchU32(e.Add(info, e.U32(offsets::kNodeStaticLaunch)));
+                    const std::uint32_t grid_x = counts_kept ? e.LoadU32Var(consumer_grid[0]) : e.LoadScratchU32(grid);
+                    const std::uint32_t grid_y =
+                        counts_kept ? e.LoadU32Var(consumer_grid[1]) : e.LoadScratchU32(e.Add(grid, e.U32(4)));
+                    const std::uint32_t grid_z =
+                        counts_kept ? e.LoadU32Var(consumer_grid[2]) : e.LoadScratchU32(e.Add(grid, e.U32(8)));
+                    const std::uint32_t launch = counts_kept ? e.LoadU32Var(consumer_launch)
+                                                             : e.LoadScratchU32(e.Add(info, e.U32(offsets::kNodeStaticLaunch)));
                     const std::uint32_t capacity = e.LoadU32Var(record_capacity);
                     // C's statistics (records, dispatches, workgroups, dropped records) in one access: the level's
-                    // other workgroups are done, so nothing else writes them until this workgroup ends.
-                    const std::array<std::uint32_t, 4> stats_before = e.LoadScratchU32x4(stats);
+                    // other workgroups are done, so nothing else writes them until this workgroup ends. Loaded before
+                    // the node's code, the dropped records are left out: this level's own drops may have changed them.
+                    std::array<std::uint32_t, 4> stats_before{};
+                    if (counts_kept) {
+                        for (std::uint32_t i = 0; i < 3; ++i) stats_before[i] = e.LoadU32Var(consumer_stats[i]);
+                    } else {
+                        stats_before = e.LoadScratchU32x4(stats);
+                    }
                     const std::uint32_t records_before = stats_before[0];
                     const std::uint32_t dispatches_before = stats_before[1];
                     const std::uint32_t workgroups_before = stats_before[2];
@@ -267,11 +331,16 @@ Result<bool> LevelHandOffPass::Run(Module& module) {
                         e.StoreScratchU32x4(state, {records, e.Sub(e.U32(0), capacity), workgroups, x});
                         e.StoreScratchU32x2(e.Add(state, e.U32(offsets::kNodeStateDispatch + 4)), {y, z});
                         // Statistics, as the level pass keeps them (NodeStats; the consumer's fields are this workgroup's alone).
-                        e.StoreScratchU32x4(
-                            stats,
-                            {e.Add(records_before, records), e.Add(dispatches_before, e.SelectU32(has_work, e.U32(1), e.U32(0))),
-                             e.Add(workgroups_before, e.Min(workgroups, e.Sub(e.U32(0xFFFFFFFFu), workgroups_before))),
-                             stats_before[3]});
+                        const std::uint32_t records_after = e.Add(records_before, records);
+                        const std::uint32_t dispatches_after = e.Add(dispatches_before, e.SelectU32(has_work, e.U32(1), e.U32(0)));
+                        const std::uint32_t workgroups_after =
+                            e.Add(workgroups_before, e.Min(workgroups, e.Sub(e.U32(0xFFFFFFFFu), workgroups_before)));
+                        if (counts_kept) {
+                            e.StoreScratchU32x2(stats, {records_after, dispatches_after});
+                            e.StoreScratchU32(e.Add(stats, e.U32(offsets::kNodeStatsWorkgroups)), workgroups_after);
+                        } else {
+                            e.StoreScratchU32x4(stats, {records_after, dispatches_after, workgroups_after, stats_before[3]});
+                        }
                     };
                     if (group_code) {
                         b.If(e.LogicalNot(group), write_consumer);

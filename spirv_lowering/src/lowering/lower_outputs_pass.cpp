@@ -561,6 +561,14 @@ class OutputHelpers {
         // the value, the highest active lane is this one, a shuffle from it returns the value. Emitted, each still took
         // its latency, several of them between the reservation's atomic and the stores that wait for its result.
         const bool one_lane = WorkgroupInvocations() == 1 || ctx_.only_invocation_0_runs_node_code;
+        // A workgroup of one invocation keeps what it adds to its output half's counters for its level hand-off
+        // (LoweringContext::HandOffCountsKeptLocally): two additions beside atomics whose results it would otherwise
+        // read back after its code, one round trip at the end of every level of a chain of single-record levels.
+        const bool keep_counts = ctx_.HandOffCountsKeptLocally();
+        if (keep_counts && ctx_.var_hand_off_reserved == 0) {
+            ctx_.var_hand_off_reserved = CreateGlobalVariable(module_, ctx_, StorageClass::Private, ctx_.u64);
+            ctx_.var_hand_off_consumer_records = CreateGlobalVariable(module_, ctx_, StorageClass::Private, ctx_.u32);
+        }
         return b.DefineFunction(ctx_.u64, params, [&](std::span<const std::uint32_t> p) {
             Emitter& e = b.emit();
             auto inclusive_add = [&](std::uint32_t value) { return one_lane ? value : e.SubgroupInclusiveAdd(value); };
@@ -604,8 +612,23 @@ class OutputHelpers {
             static_assert(offsets::kHalfHeapTop % 8 == 0 && offsets::kHalfRecordCount == offsets::kHalfHeapTop + 4,
                           "heap_top and record_count form one little-endian uint64");
             auto reserve_both = [&](std::uint32_t heap_bytes, std::uint32_t records) {
-                return e.AtomicScratchU64(Op::OpAtomicIAdd, e.Add(half, e.U32(offsets::kHalfHeapTop)),
-                                          e.PackU64(heap_bytes, records));
+                const std::uint32_t both = e.PackU64(heap_bytes, records);
+                if (keep_counts) {
+                    e.Store(ctx_.var_hand_off_reserved,
+                            e.Emit(Op::OpIAdd, ctx_.u64, {e.Load(ctx_.u64, ctx_.var_hand_off_reserved), both}));
+                }
+                return e.AtomicScratchU64(Op::OpAtomicIAdd, e.Add(half, e.U32(offsets::kHalfHeapTop)), both);
+            };
+            // Records counted for `node` in this half; kept too where it is the next level's direct consumer.
+            auto count_records = [&](std::uint32_t node, std::uint32_t records) {
+                if (keep_counts) {
+                    const std::uint32_t consumer = e.And(e.LoadPushContextU32(PushContextMember::kNextLevelConsumer),
+                                                         e.U32(runtime::kDirectLevelConsumerMask));
+                    const std::uint32_t kept = e.LoadU32Var(ctx_.var_hand_off_consumer_records);
+                    e.Store(ctx_.var_hand_off_consumer_records,
+                            e.Add(kept, e.SelectU32(e.Equal(node, consumer), records, e.U32(0))));
+                }
+                e.AtomicScratch(Op::OpAtomicIAdd, NodeRecordCount(e, half, node), records);
             };
             const std::uint32_t heap_capacity = stride == 0 || merged ? 0 : e.LoadScratchU32(e.U32(offsets::kHeaderHeapCapacity));
             const std::uint32_t record_capacity = e.LoadScratchU32(e.U32(offsets::kHeaderRecordCapacity));
@@ -821,9 +844,8 @@ class OutputHelpers {
                 e.WorkgroupBarrier();
                 for_owned_entries([&](std::uint32_t entry, std::uint32_t counter) {
                     const std::uint32_t entry_records = ReadWorkgroupCounter(e, counter);
-                    b.If(e.NotEqual(entry_records, e.U32(0)), [&]() {
-                        e.AtomicScratch(Op::OpAtomicIAdd, NodeRecordCount(e, half, e.LoadScratchU32(TableEntry(e, output, entry))), entry_records);
-                    });
+                    b.If(e.NotEqual(entry_records, e.U32(0)),
+                         [&]() { count_records(e.LoadScratchU32(TableEntry(e, output, entry)), entry_records); });
                 });
             } else {
                 // The target's record count: one atomic per subgroup when every calling lane names the same node (the
@@ -840,8 +862,7 @@ class OutputHelpers {
                         : shuffle(inclusive_add(delivered), highest_lane());
                 const std::uint32_t target_add = e.SelectU32(same_target, subgroup_delivered, delivered);
                 const std::uint32_t adds = e.Select(ctx_.bool_type, same_target, elect(), e.Bool(true));
-                b.If(e.LogicalAnd(adds, e.NotEqual(target_add, e.U32(0))),
-                     [&]() { e.AtomicScratch(Op::OpAtomicIAdd, NodeRecordCount(e, half, target), target_add); });
+                b.If(e.LogicalAnd(adds, e.NotEqual(target_add, e.U32(0))), [&]() { count_records(target, target_add); });
             }
             // Self-enqueues carry the depth one further (RemainingRecursionLevels = max_recursion - depth).
             const std::uint32_t depth = e.SelectU32(e.Equal(target, e.LoadU32Var(ctx_.var_node_index)),

@@ -152,6 +152,23 @@ struct LoweringContext {
     std::uint32_t var_input_count = 0;        // records this workgroup (coalescing) / invocation consumes
     std::uint32_t var_recursion_depth = 0;    // recursion depth of record 0
 
+    // What this invocation added to its output half's counters during the level, kept where a workgroup of one invocation
+    // with the level hand-off reserves heap bytes and record slots with one 64-bit atomic (HandOffCountsKeptLocally):
+    // where its level launched one workgroup, it is the level's only producer, so these are the half's final counts and
+    // its last workgroup's hand-off (LevelHandOffPass) needs no round trip to read them back. 0 where not kept or until
+    // the first allocation function is made (LowerOutputsPass creates them; the wrapper zeroes them).
+    std::uint32_t var_hand_off_reserved = 0;          // uint64: heap bytes (low word) and record slots (high word)
+    std::uint32_t var_hand_off_consumer_records = 0;  // records counted for the next level's consumer (if direct)
+    // Only where the graph's node-table and statistics offsets are known (LoweringOptions), so that the hand-off's loads
+    // ahead of the node's code wait for no other load, and not for nodes that may prepare a dispatch group
+    // (LoweringOptions::group_level_hand_off): the levels of a chain of node arrays launch a workgroup per record, so they
+    // would pay for the kept counts and those loads (H100: `overhead_chain32x8` +2.8%) and never use them.
+    bool HandOffCountsKeptLocally() const {
+        return options.level_hand_off && !options.group_level_hand_off && options.heap_holds_record_list &&
+               options.node_table_offset != 0 && options.node_stats_offset != 0 &&
+               lowered_local_size[0] * lowered_local_size[1] * lowered_local_size[2] == 1;
+    }
+
     // Invocations other than 0 have nothing to do in the node's code (LowerOutputsPass decides, OnlyInvocationZeroHasEffects):
     // the entry wrapper (LevelHandOffPass) calls the node's code in invocation 0 only.
     bool only_invocation_0_runs_node_code = false;

@@ -75,6 +75,13 @@ struct LoweringOptions {
     // after a classify node's 230 400 workgroups, each fencing its writes before it counts itself, ran 3 to 4% slower
     // direct (docs/performance.md).
     bool group_level_hand_off = false;
+    // Where the graph's node table and statistics lie in scratch (GraphHeader::node_table_offset, node_stats_offset),
+    // when the caller knows them (they depend on the graph alone, not on the scratch size); 0: the lowered code loads
+    // them from the header. With them a one-invocation workgroup's level hand-off loads what it needs of the next level's
+    // consumer at its start, with no round trip for the offsets, and keeps its level's counts itself
+    // (docs/design.md, "Direct levels").
+    std::uint32_t node_table_offset = 0;
+    std::uint32_t node_stats_offset = 0;
     // What BuiltIn ShaderIndexAMDX reads when set (tools and tests). Unset, as the layer leaves it: the running node's
     // NodeStaticInfo::shader_index, where the layer writes its index (VkPipelineShaderStageNodeCreateInfoAMDX::index
     // overriding the module's ShaderIndexAMDX), so that the nodes of an array share one lowered module.
