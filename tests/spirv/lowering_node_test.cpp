@@ -1058,6 +1058,36 @@ TEST(LoweringFeatures, RecursionAndShaderIndexBuiltinsBecomePrivate) {
     }
 }
 
+// Where the layer passes the graph's node-table and statistics offsets (LoweringOptions), the lowered code uses them as
+// constants instead of loading GraphHeader::node_table_offset first: a node's ShaderIndexAMDX (and a group member's
+// table entry) is then one load away, not two.
+TEST(LoweringFeatures, GraphOffsetsGivenAsOptionsAreNotLoaded) {
+    const Module module = LoadCorpus("shader_index_builtin.spvasm");
+    const NodeInfo info = MustAnalyze(module, EntryName(module));
+    auto scratch_loads = [&](std::uint32_t node_table_offset) {
+        LoweringOptions options = MakeOptions(module, info);
+        options.node_table_offset = node_table_offset;
+        options.node_stats_offset = 1024;  // the same in both: only the table's offset differs
+        const Lowered lowered = MustLower(module, info, options);
+        // Loads through an address the lowering computed (scratch and payloads: OpConvertUToPtr).
+        std::size_t loads = 0;
+        for (const Function& function : lowered.module.functions()) {
+            for (const BasicBlock& block : function.blocks) {
+                for (const Instruction& inst : block.instructions) {
+                    if (inst.opcode() != Op::OpLoad) continue;
+                    const Instruction* pointer = lowered.module.FindDef(inst.Word(0));
+                    if (pointer == nullptr || pointer->opcode() != Op::OpConvertUToPtr) continue;
+                    ++loads;
+                }
+            }
+        }
+        return std::make_pair(loads, lowered.text);
+    };
+    const auto [without, without_text] = scratch_loads(0);
+    const auto [with, with_text] = scratch_loads(256);
+    EXPECT_LT(with, without) << with_text;
+}
+
 TEST(LoweringFeatures, EveryGlobalTheEntryPointUsesIsInItsInterface) {
     const Lowered lowered = LowerCorpus("hello_first_node.spvasm");
     // Private context, push constants, workgroup sharing of the allocation: SPIR-V 1.4+ lists them all (the

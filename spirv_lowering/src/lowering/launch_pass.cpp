@@ -212,7 +212,7 @@ Result<bool> LaunchPass::Run(Module& module) {
         return e.Add(input_half, e.Add(e.U32(offsets::kHalfNodes), e.Mul(node, e.U32(offsets::kNodeStateSize))));
     };
     auto node_static_info_at = [&](std::uint32_t node) {
-        return e.Add(e.LoadScratchU32(e.U32(offsets::kHeaderNodeTableOffset)), e.Mul(node, e.U32(offsets::kNodeStaticInfoSize)));
+        return e.Add(e.NodeTableOffset(), e.Mul(node, e.U32(offsets::kNodeStaticInfoSize)));
     };
     auto directory_entry_at = [&](std::uint32_t index) {
         return e.Add(e.Add(input_half, directory_offset), e.Mul(index, e.U32(offsets::kDirectoryEntrySize)));
@@ -454,7 +454,7 @@ Result<bool> LaunchPass::Run(Module& module) {
                 } else {
                     // The layer writes each node's index (after VkPipelineShaderStageNodeCreateInfoAMDX::index) into its
                     // NodeStaticInfo, so that one lowered module serves every node of an array.
-                    const std::uint32_t table = e.LoadScratchU32(e.U32(offsets::kHeaderNodeTableOffset));
+                    const std::uint32_t table = e.NodeTableOffset();
                     value = e.LoadScratchU32(
                         e.Add(e.Add(table, e.Mul(e.LoadU32Var(ctx_.var_node_index), e.U32(offsets::kNodeStaticInfoSize))),
                               e.U32(offsets::kNodeStaticShaderIndex)));

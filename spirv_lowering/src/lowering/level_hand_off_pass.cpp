@@ -106,12 +106,11 @@ Result<bool> LevelHandOffPass::Run(Module& module) {
                 const std::uint32_t input_index = e.And(e.LoadPushContextU32(PushContextMember::kLevel), e.U32(1));
                 e.Store(launched_workgroups,
                         e.LoadScratchU32(e.Add(e.U32(offsets::kHeaderLevelWorkgroups), e.Mul(input_index, e.U32(4)))));
-                // With counts kept, the graph's offsets are constants (LoweringOptions): the consumer's entry and
-                // statistics load at once, beside the prologue's first loads, instead of a round trip after them.
-                const std::uint32_t table =
-                    counts_kept ? e.U32(ctx_.options.node_table_offset) : e.LoadScratchU32(e.U32(offsets::kHeaderNodeTableOffset));
-                const std::uint32_t statistics =
-                    counts_kept ? e.U32(ctx_.options.node_stats_offset) : e.LoadScratchU32(e.U32(offsets::kHeaderNodeStatsOffset));
+                // Where the layer passed the graph's offsets they are constants (Emitter::NodeTableOffset): the
+                // consumer's entry and statistics load at once, beside the prologue's first loads, instead of a round
+                // trip after them (counts_kept requires them).
+                const std::uint32_t table = e.NodeTableOffset();
+                const std::uint32_t statistics = e.NodeStatsOffset();
                 e.Store(node_table_offset, table);
                 e.Store(node_stats_offset, statistics);
                 if (!counts_kept) return;
@@ -195,8 +194,8 @@ Result<bool> LevelHandOffPass::Run(Module& module) {
                 counts_kept ? e.LoadU32Var(node_count_var) : e.LoadScratchU32(e.U32(offsets::kHeaderNodeCount));
             b.If(leader, [&]() {
                 if (!preload) {
-                    e.Store(node_table_offset, e.LoadScratchU32(e.U32(offsets::kHeaderNodeTableOffset)));
-                    e.Store(node_stats_offset, e.LoadScratchU32(e.U32(offsets::kHeaderNodeStatsOffset)));
+                    e.Store(node_table_offset, e.NodeTableOffset());
+                    e.Store(node_stats_offset, e.NodeStatsOffset());
                 }
                 if (!counts_kept) e.Store(record_capacity, e.LoadScratchU32(e.U32(offsets::kHeaderRecordCapacity)));
                 e.Store(is_last_workgroup, e.U32(1));
@@ -387,8 +386,7 @@ Result<bool> LevelHandOffPass::Run(Module& module) {
                     e.Equal(e.LoadPushContextU32(PushContextMember::kOutputTableBase), e.U32(runtime::kDispatchGroupMarker));
                 e.Store(own_states, e.U32(1));
                 b.If(e.LogicalAnd(clears_own_states, group_dispatch), [&]() {
-                    const std::uint32_t table_offset = invocations == 1 ? e.LoadU32Var(node_table_offset)
-                                                                        : e.LoadScratchU32(e.U32(offsets::kHeaderNodeTableOffset));
+                    const std::uint32_t table_offset = invocations == 1 ? e.LoadU32Var(node_table_offset) : e.NodeTableOffset();
                     const std::uint32_t own_info = e.Add(table_offset, e.Mul(own_node, e.U32(offsets::kNodeStaticInfoSize)));
                     e.Store(own_states,
                             e.Max(e.LoadScratchU32(e.Add(own_info, e.U32(offsets::kNodeStaticDispatchGroupSize))), e.U32(1)));

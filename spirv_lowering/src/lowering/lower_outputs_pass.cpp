@@ -476,8 +476,7 @@ class OutputHelpers {
     void ReportDrop(Emitter& e, std::uint32_t node, std::uint32_t flags, std::uint32_t count) {
         e.AtomicScratch(Op::OpAtomicIAdd, e.U32(offsets::kHeaderDroppedRecords), count);
         e.AtomicScratch(Op::OpAtomicOr, e.U32(offsets::kHeaderStatusFlags), flags);
-        const std::uint32_t stats =
-            e.Add(e.LoadScratchU32(e.U32(offsets::kHeaderNodeStatsOffset)), e.Mul(node, e.U32(offsets::kNodeStatsSize)));
+        const std::uint32_t stats = e.Add(e.NodeStatsOffset(), e.Mul(node, e.U32(offsets::kNodeStatsSize)));
         e.AtomicScratch(Op::OpAtomicIAdd, e.Add(stats, e.U32(offsets::kNodeStatsDroppedRecords)), count);
         e.AtomicScratch(Op::OpAtomicOr, e.Add(stats, e.U32(offsets::kNodeStatsDropFlags)), flags);
         const std::uint32_t level = e.LoadPushContextU32(PushContextMember::kLevel);

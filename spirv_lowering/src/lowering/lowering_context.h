@@ -259,6 +259,17 @@ class Emitter {
     // A PhysicalStorageBuffer pointer to a vector of `components` uint32 at a scratch offset.
     std::uint32_t ScratchVectorPointer(std::uint32_t offset, std::uint32_t components);
     std::uint32_t LoadScratchU32(std::uint32_t offset);
+    // GraphHeader::node_table_offset and node_stats_offset: constants where the layer passed them
+    // (LoweringOptions::node_table_offset, node_stats_offset), so that what is read at them waits for no header load
+    // (a node's ShaderIndexAMDX, a group member's table entry); else loaded from the header.
+    std::uint32_t NodeTableOffset() {
+        return ctx_.options.node_table_offset != 0 ? U32(ctx_.options.node_table_offset)
+                                                   : LoadScratchU32(U32(offsets::kHeaderNodeTableOffset));
+    }
+    std::uint32_t NodeStatsOffset() {
+        return ctx_.options.node_stats_offset != 0 ? U32(ctx_.options.node_stats_offset)
+                                                   : LoadScratchU32(U32(offsets::kHeaderNodeStatsOffset));
+    }
     void StoreScratchU32(std::uint32_t offset, std::uint32_t value);
     // Stores four uint32 words at a 16-byte aligned offset in one access (a RecordEntry), or two at an 8-byte aligned one.
     void StoreScratchU32x4(std::uint32_t offset, std::array<std::uint32_t, 4> words);
