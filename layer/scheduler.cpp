@@ -1076,9 +1076,9 @@ RecordResult SchedulerRecorder::RecordDispatch(VkCommandBuffer cmd, const Scratc
     for (uint32_t level = 0; level < plan.levels.size(); ++level) {
         const uint32_t input_half = level % 2;
         // The consumer the last workgroup of this level prepares the next level for, as in GraphHeader::direct_level_consumer.
-        // A group consumer (runtime::kDirectLevelGroupConsumer) gets its members' statistics only where they are kept.
-        const uint32_t group_flags =
-            runtime::kDirectLevelGroupConsumer | (keep_statistics != 0 ? runtime::kDirectLevelGroupStatistics : 0u);
+        // Its statistics, or a group consumer's (runtime::kDirectLevelGroupConsumer) members', are updated only where kept.
+        const uint32_t statistics_flag = keep_statistics != 0 ? runtime::kDirectLevelStatistics : 0u;
+        const uint32_t group_flags = runtime::kDirectLevelGroupConsumer | statistics_flag;
         // Where this level is one node dispatch, its last workgroup need clear only that node's or group's states
         // (runtime::kDirectLevelClearsOwnStates).
         const bool one_dispatch = fused && level < plan.level_dispatches.size() && plan.level_dispatches[level].size() == 1 &&
@@ -1087,7 +1087,7 @@ RecordResult SchedulerRecorder::RecordDispatch(VkCommandBuffer cmd, const Scratc
         const uint32_t next_level_consumer = !is_direct(level + 1) ? kInvalidNode
                                              : plan.DirectLevelIsGroup(level + 1)
                                                  ? plan.direct_level_consumer[level + 1] | group_flags | own_states_flag
-                                                 : plan.direct_level_consumer[level + 1] | own_states_flag;
+                                                 : plan.direct_level_consumer[level + 1] | statistics_flag | own_states_flag;
         if (labels) BeginLabel(cmd, "level " + std::to_string(level));
         write_timestamp(1 + 2 * level);
         if (level == 0 && host_prepared_level_zero) {

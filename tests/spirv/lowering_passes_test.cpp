@@ -411,12 +411,13 @@ TEST(LoweringPasses, RuntimeContextAddsAddressingPushConstantsAndPrivateContext)
         EXPECT_EQ(OffsetOf(m, block, member), std::optional<std::uint32_t>(pipeline.options().context_offset + kPushContextOffsets[member]))
             << member;
     }
-    // Eleven Private context variables (scratch address, node index, output-table start + eight uint32 offsets/counts)
+    // Twelve Private context variables (scratch address, node index, output-table start + nine uint32 offsets/counts)
     // and the input-address helper.
-    EXPECT_EQ(GlobalVariables(m, StorageClass::Private), private_before + 11);
-    for (std::uint32_t var : {ctx.var_scratch, ctx.var_node_index, ctx.var_output_table_start, ctx.var_input_half,
-                              ctx.var_output_half, ctx.var_records_offset, ctx.var_directory_offset, ctx.var_heap_offset,
-                              ctx.var_directory_first, ctx.var_input_count, ctx.var_recursion_depth}) {
+    EXPECT_EQ(GlobalVariables(m, StorageClass::Private), private_before + 12);
+    for (std::uint32_t var :
+         {ctx.var_scratch, ctx.var_node_index, ctx.var_output_table_start, ctx.var_input_half, ctx.var_output_half,
+          ctx.var_records_offset, ctx.var_directory_offset, ctx.var_heap_offset, ctx.var_directory_first, ctx.var_input_count,
+          ctx.var_recursion_depth, ctx.var_first_payload_offset}) {
         ASSERT_NE(var, 0u);
         EXPECT_EQ(StorageOfPointer(m, m.FindDef(var)->type_id()), StorageClass::Private);
     }
@@ -751,7 +752,8 @@ TEST(LoweringPasses, RewritePayloadPointersMovesPayloadsToPhysicalStorageBuffer)
     }
     EXPECT_TRUE(aliased);
     // Every load and store through a PhysicalStorageBuffer pointer carries Aligned: the input's node_idx (its 4-byte
-    // records may follow one another: 4) and the output's value at the start of a 16-byte aligned allocation (16).
+    // records may follow one another: 4), the output's value at the start of a 16-byte aligned allocation (16) and the
+    // prologue's directory entry (its payload offset and depth: 8).
     const std::unordered_map<std::uint32_t, std::uint32_t> types = lowering::CollectResultTypes(m);
     std::size_t buffer_accesses = 0;
     std::set<std::uint32_t> alignments;
@@ -766,7 +768,7 @@ TEST(LoweringPasses, RewritePayloadPointersMovesPayloadsToPhysicalStorageBuffer)
         alignments.insert(inst->Word(mask + 1));
     }
     EXPECT_GE(buffer_accesses, 2u);  // the input's node_idx load and the output's value store
-    EXPECT_EQ(alignments, (std::set<std::uint32_t>{4, 16}));
+    EXPECT_EQ(alignments, (std::set<std::uint32_t>{4, 8, 16}));
     pipeline.FinishAndValidate();
 }
 
@@ -871,6 +873,121 @@ TEST(LoweringPasses, LevelHandOffOfAOneInvocationWorkgroupLoadsWhatItNeedsBefore
         } else {
             EXPECT_GT(loads_in_wrapper - loads_before_call, 7u);
         }
+        pipeline.FinishAndValidate();
+    }
+}
+
+// Issue 7: NodeStats' records, dispatches and workgroups are read by the statistics line alone, so the level hand-off loads
+// and writes the next consumer's only under runtime::kDirectLevelStatistics in the pushed consumer word (the scheduler
+// sets it where the report keeps them). Every store of them (16 bytes where the hand-off reads them back after the
+// node's code; 8 and 4 where a workgroup of one invocation loaded them before it) and the preload lie inside selections
+// on that bit.
+TEST(LoweringPasses, LevelHandOffUpdatesTheConsumersStatisticsOnlyWhereTheReportKeepsThem) {
+    for (const bool offsets_known : {true, false}) {
+        SCOPED_TRACE(offsets_known ? "offsets known" : "offsets loaded");
+        const Module module = Corpus("hello_second_node.spvasm");
+        LoweringOptions options = PassPipeline(module, "secondNode").options();
+        options.thread_batch_size = 1;
+        options.heap_holds_record_list = true;
+        options.node_table_offset = offsets_known ? 256 : 0;
+        options.node_stats_offset = offsets_known ? 1024 : 0;
+        PassPipeline pipeline(module, "secondNode", options, false);
+        EXPECT_TRUE(pipeline.RunThrough(kLevelHandOff));
+        const Module& m = pipeline.module();
+        std::set<std::uint32_t> bit_constants;
+        for (const Instruction& inst : m.section(Section::kTypesValues)) {
+            if (inst.opcode() == Op::OpConstant && inst.OperandWordCount() == 1 && inst.Word(0) == runtime::kDirectLevelStatistics)
+                bit_constants.insert(inst.result_id());
+        }
+        ASSERT_EQ(bit_constants.size(), 1u);
+        const Function* wrapper = nullptr;
+        for (const Function& function : m.functions()) {
+            if (function.header.front().result_id() == m.section(Section::kEntryPoint)[0].Word(1)) wrapper = &function;
+        }
+        ASSERT_NE(wrapper, nullptr);
+        // Ids computed from the bit; blocks of the selections that branch on one of them (structured: from the true
+        // label up to the merge label, in layout order).
+        std::set<std::uint32_t> from_bit;
+        std::size_t selections = 0, stores_inside = 0, vector_loads_inside = 0;
+        const auto& blocks = wrapper->blocks;
+        for (std::size_t i = 0; i < blocks.size(); ++i) {
+            for (const Instruction& inst : blocks[i].instructions) {
+                if (inst.result_id() == 0) continue;
+                for (std::uint32_t w = 0; w < inst.OperandWordCount(); ++w) {
+                    if (bit_constants.count(inst.Word(w)) || from_bit.count(inst.Word(w))) from_bit.insert(inst.result_id());
+                }
+            }
+            const Instruction& branch = blocks[i].instructions.back();
+            if (branch.opcode() != Op::OpBranchConditional || !from_bit.count(branch.Word(0))) continue;
+            const Instruction& merge = blocks[i].instructions[blocks[i].instructions.size() - 2];
+            ASSERT_EQ(merge.opcode(), Op::OpSelectionMerge);
+            ++selections;
+            for (std::size_t j = i + 1; j < blocks.size() && blocks[j].label_id() != merge.Word(0); ++j) {
+                for (const Instruction& inst : blocks[j].instructions) {
+                    const bool aligned = inst.OperandWordCount() >= 3 && (inst.Word(inst.opcode() == Op::OpStore ? 2 : 1) &
+                                                                          static_cast<std::uint32_t>(MemoryAccess::Aligned)) != 0;
+                    stores_inside += inst.opcode() == Op::OpStore && aligned;
+                    vector_loads_inside += inst.opcode() == Op::OpLoad && aligned;
+                }
+            }
+        }
+        // With the offsets known: the preload (one 16-byte load) and the two stores after the code; else one 16-byte load
+        // and store after it. The group's member loop (not lowered here) has its own selection.
+        EXPECT_EQ(selections, offsets_known ? 2u : 1u);
+        EXPECT_EQ(vector_loads_inside, 1u);
+        EXPECT_EQ(stores_inside, offsets_known ? 2u : 1u);
+        pipeline.FinishAndValidate();
+    }
+}
+
+// Issue 7: an allocation raises its output half's level_pass_workgroups (the next level pass's width) only where a level
+// pass follows: where the pushed next-level consumer names one, the next level is direct and nothing reads the count.
+// So the allocation's OpAtomicUMax lies in a selection whose condition compares that push-constant word.
+TEST(LoweringPasses, AllocationsSizeTheNextLevelPassOnlyWhereOneFollows) {
+    for (const std::uint32_t batch : {32u, 1u}) {
+        SCOPED_TRACE("thread batch " + std::to_string(batch));
+        const Module module = Corpus("hello_second_node.spvasm");
+        LoweringOptions options = PassPipeline(module, "secondNode").options();
+        options.thread_batch_size = batch;
+        PassPipeline pipeline(module, "secondNode", options, false);
+        EXPECT_TRUE(pipeline.RunThrough(kLowerOutputs));
+        const Module& m = pipeline.module();
+        const LoweringContext& ctx = pipeline.ctx();
+        const std::uint32_t consumer_member =
+            ctx.push_constant_member + static_cast<std::uint32_t>(lowering::PushContextMember::kNextLevelConsumer);
+        std::size_t raises_inside = 0, raises = 0;
+        for (const Function& function : m.functions()) {
+            // Ids computed from a load of NodePushContext::next_level_consumer within this function.
+            std::set<std::uint32_t> from_consumer;
+            for (const BasicBlock& block : function.blocks) {
+                for (const Instruction& inst : block.instructions) {
+                    if (inst.result_id() == 0) continue;
+                    bool derived = false;
+                    if (inst.opcode() == Op::OpAccessChain && inst.Word(0) == ctx.push_constant_var &&
+                        inst.OperandWordCount() == 2) {
+                        const Result<std::uint32_t> member = EvaluateUint32(m, inst.Word(1));
+                        derived = member && *member == consumer_member;
+                    }
+                    for (std::uint32_t w = 0; w < inst.OperandWordCount() && !derived; ++w)
+                        derived = from_consumer.count(inst.Word(w)) != 0;
+                    if (derived) from_consumer.insert(inst.result_id());
+                }
+            }
+            const auto& blocks = function.blocks;
+            for (std::size_t i = 0; i < blocks.size(); ++i) {
+                for (const Instruction& inst : blocks[i].instructions) raises += inst.opcode() == Op::OpAtomicUMax;
+                const Instruction& branch = blocks[i].instructions.back();
+                if (branch.opcode() != Op::OpBranchConditional || !from_consumer.count(branch.Word(0))) continue;
+                const Instruction& merge = blocks[i].instructions[blocks[i].instructions.size() - 2];
+                ASSERT_EQ(merge.opcode(), Op::OpSelectionMerge);
+                for (std::size_t j = i + 1; j < blocks.size() && blocks[j].label_id() != merge.Word(0); ++j) {
+                    for (const Instruction& inst : blocks[j].instructions) raises_inside += inst.opcode() == Op::OpAtomicUMax;
+                }
+            }
+        }
+        // The allocation's raise, under the condition; the other UMax (a drop's first level) is not.
+        EXPECT_EQ(raises_inside, 1u);
+        EXPECT_GT(raises, raises_inside);
         pipeline.FinishAndValidate();
     }
 }

@@ -399,7 +399,12 @@ Result<bool> LaunchPass::Run(Module& module) {
     }
     e.Store(ctx_.var_directory_first, directory_first);
     e.Store(ctx_.var_input_count, input_count);
-    const std::uint32_t depth = e.LoadScratchU32(e.Add(directory_entry_at(directory_first), e.U32(offsets::kDirectoryRecursionDepth)));
+    // Record 0's payload offset (InputRecordAddress reads it) and recursion depth in one 8-byte load, where the node's code
+    // loaded the offset again with a load of its own.
+    static_assert(offsets::kDirectoryPayloadOffset == 0 && offsets::kDirectoryRecursionDepth == 4);
+    const std::array<std::uint32_t, 2> first_entry = e.LoadScratchU32x2(directory_entry_at(directory_first));
+    e.Store(ctx_.var_first_payload_offset, first_entry[0]);
+    const std::uint32_t depth = first_entry[1];
     e.Store(ctx_.var_recursion_depth, depth);
 
     // Remapped built-in values.

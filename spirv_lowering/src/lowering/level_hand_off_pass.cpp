@@ -123,9 +123,12 @@ Result<bool> LevelHandOffPass::Run(Module& module) {
                 for (std::uint32_t i = 0; i < 3; ++i) {
                     e.Store(consumer_grid[i], e.LoadScratchU32(e.Add(info, e.U32(offsets::kNodeStaticStaticGrid + 4 * i))));
                 }
-                const std::array<std::uint32_t, 4> stats =
-                    e.LoadScratchU32x4(e.Add(statistics, e.Mul(consumer, e.U32(offsets::kNodeStatsSize))));
-                for (std::uint32_t i = 0; i < 3; ++i) e.Store(consumer_stats[i], stats[i]);
+                // The statistics only where the report keeps them (runtime::kDirectLevelStatistics).
+                b.If(e.NotEqual(e.And(pushed_consumer, e.U32(runtime::kDirectLevelStatistics)), e.U32(0)), [&]() {
+                    const std::array<std::uint32_t, 4> stats =
+                        e.LoadScratchU32x4(e.Add(statistics, e.Mul(consumer, e.U32(offsets::kNodeStatsSize))));
+                    for (std::uint32_t i = 0; i < 3; ++i) e.Store(consumer_stats[i], stats[i]);
+                });
             });
         }
         if (ctx_.only_invocation_0_runs_node_code) {
@@ -161,9 +164,10 @@ Result<bool> LevelHandOffPass::Run(Module& module) {
             const std::uint32_t group =
                 group_code ? e.NotEqual(e.And(pushed_consumer, e.U32(runtime::kDirectLevelGroupConsumer)), e.U32(0))
                            : e.Bool(false);
-            const std::uint32_t group_statistics =
-                group_code ? e.NotEqual(e.And(pushed_consumer, e.U32(runtime::kDirectLevelGroupStatistics)), e.U32(0))
-                           : e.Bool(false);
+            // NodeStats' records, dispatches and workgroups only where the report keeps them.
+            const std::uint32_t statistics_kept =
+                e.NotEqual(e.And(pushed_consumer, e.U32(runtime::kDirectLevelStatistics)), e.U32(0));
+            const std::uint32_t group_statistics = group_code ? e.LogicalAnd(group, statistics_kept) : e.Bool(false);
             const std::uint32_t consumer = e.And(pushed_consumer, e.U32(runtime::kDirectLevelConsumerMask));
             const std::uint32_t clears_own_states =
                 e.NotEqual(e.And(pushed_consumer, e.U32(runtime::kDirectLevelClearsOwnStates)), e.U32(0));
@@ -258,18 +262,6 @@ Result<bool> LevelHandOffPass::Run(Module& module) {
                     const std::uint32_t launch = counts_kept ? e.LoadU32Var(consumer_launch)
                                                              : e.LoadScratchU32(e.Add(info, e.U32(offsets::kNodeStaticLaunch)));
                     const std::uint32_t capacity = e.LoadU32Var(record_capacity);
-                    // C's statistics (records, dispatches, workgroups, dropped records) in one access: the level's
-                    // other workgroups are done, so nothing else writes them until this workgroup ends. Loaded before
-                    // the node's code, the dropped records are left out: this level's own drops may have changed them.
-                    std::array<std::uint32_t, 4> stats_before{};
-                    if (counts_kept) {
-                        for (std::uint32_t i = 0; i < 3; ++i) stats_before[i] = e.LoadU32Var(consumer_stats[i]);
-                    } else {
-                        stats_before = e.LoadScratchU32x4(stats);
-                    }
-                    const std::uint32_t records_before = stats_before[0];
-                    const std::uint32_t dispatches_before = stats_before[1];
-                    const std::uint32_t workgroups_before = stats_before[2];
                     const std::uint32_t grid_workgroups = e.Mul(e.Mul(grid_x, grid_y), grid_z);
                     // A group's records are the half's record list, which only its members' records reach (the level is
                     // a list-directory level), as many as the list holds. With statistics kept each member gets its own
@@ -329,17 +321,29 @@ Result<bool> LevelHandOffPass::Run(Module& module) {
                     auto write_consumer = [&]() {
                         e.StoreScratchU32x4(state, {records, e.Sub(e.U32(0), capacity), workgroups, x});
                         e.StoreScratchU32x2(e.Add(state, e.U32(offsets::kNodeStateDispatch + 4)), {y, z});
-                        // Statistics, as the level pass keeps them (NodeStats; the consumer's fields are this workgroup's alone).
-                        const std::uint32_t records_after = e.Add(records_before, records);
-                        const std::uint32_t dispatches_after = e.Add(dispatches_before, e.SelectU32(has_work, e.U32(1), e.U32(0)));
-                        const std::uint32_t workgroups_after =
-                            e.Add(workgroups_before, e.Min(workgroups, e.Sub(e.U32(0xFFFFFFFFu), workgroups_before)));
-                        if (counts_kept) {
-                            e.StoreScratchU32x2(stats, {records_after, dispatches_after});
-                            e.StoreScratchU32(e.Add(stats, e.U32(offsets::kNodeStatsWorkgroups)), workgroups_after);
-                        } else {
-                            e.StoreScratchU32x4(stats, {records_after, dispatches_after, workgroups_after, stats_before[3]});
-                        }
+                        // Statistics, as the level pass keeps them (NodeStats; the consumer's fields are this workgroup's
+                        // alone), where the report keeps them. Records, dispatches, workgroups and dropped records in one
+                        // access: the level's other workgroups are done, so nothing else writes them until this workgroup
+                        // ends. Loaded before the node's code, the dropped records are left out: this level's own drops
+                        // may have changed them.
+                        b.If(statistics_kept, [&]() {
+                            std::array<std::uint32_t, 4> before{};
+                            if (counts_kept) {
+                                for (std::uint32_t i = 0; i < 3; ++i) before[i] = e.LoadU32Var(consumer_stats[i]);
+                            } else {
+                                before = e.LoadScratchU32x4(stats);
+                            }
+                            const std::uint32_t records_after = e.Add(before[0], records);
+                            const std::uint32_t dispatches_after = e.Add(before[1], e.SelectU32(has_work, e.U32(1), e.U32(0)));
+                            const std::uint32_t workgroups_after =
+                                e.Add(before[2], e.Min(workgroups, e.Sub(e.U32(0xFFFFFFFFu), before[2])));
+                            if (counts_kept) {
+                                e.StoreScratchU32x2(stats, {records_after, dispatches_after});
+                                e.StoreScratchU32(e.Add(stats, e.U32(offsets::kNodeStatsWorkgroups)), workgroups_after);
+                            } else {
+                                e.StoreScratchU32x4(stats, {records_after, dispatches_after, workgroups_after, before[3]});
+                            }
+                        });
                     };
                     if (group_code) {
                         b.If(e.LogicalNot(group), write_consumer);

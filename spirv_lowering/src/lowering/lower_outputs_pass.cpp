@@ -640,7 +640,10 @@ class OutputHelpers {
             // blocks of half that size: a small level's pass is a chain of round trips per record an invocation
             // scatters, so one record per invocation (256 on GPUs) finishes it sooner, while a large level's pass is
             // bound by its atomics and stores, not by its workgroups' count. blocks() grows with the records, so the
-            // maximum over the reservations still covers the last record.
+            // maximum over the reservations still covers the last record. Where the next level is direct
+            // (NodePushContext::next_level_consumer), no level pass reads this half, and its preparer resets the count.
+            const std::uint32_t next_level_has_pass =
+                e.Equal(e.LoadPushContextU32(PushContextMember::kNextLevelConsumer), e.U32(runtime::kInvalidNode));
             auto raise_level_pass_workgroups = [&](std::uint32_t first_slot, std::uint32_t slots) {
                 const std::uint32_t end = e.Min(e.Add(first_slot, slots), record_capacity);
                 const std::uint32_t begin = e.Min(first_slot, end);
@@ -659,7 +662,7 @@ class OutputHelpers {
                                  e.U32(runtime::kDispatchSplitWidth));
                 };
                 const std::uint32_t workgroups = blocks(end);
-                b.If(e.Less(blocks(begin), workgroups), [&]() {
+                b.If(e.LogicalAnd(next_level_has_pass, e.Less(blocks(begin), workgroups)), [&]() {
                     e.AtomicScratch(Op::OpAtomicUMax, e.Add(half, e.U32(offsets::kHalfLevelPassWorkgroups)), workgroups);
                 });
             };

@@ -151,6 +151,7 @@ struct LoweringContext {
     std::uint32_t var_directory_first = 0;    // absolute directory index of this invocation's record 0
     std::uint32_t var_input_count = 0;        // records this workgroup (coalescing) / invocation consumes
     std::uint32_t var_recursion_depth = 0;    // recursion depth of record 0
+    std::uint32_t var_first_payload_offset = 0;  // heap offset of record 0's payload (its directory entry's first word)
 
     // What this invocation added to its output half's counters during the level, kept where a workgroup of one invocation
     // with the level hand-off reserves heap bytes and record slots with one 64-bit atomic (HandOffCountsKeptLocally):
@@ -278,6 +279,8 @@ class Emitter {
     std::uint32_t ExtractU32(std::uint32_t composite, std::uint32_t index);
     // Loads four uint32 words at a 16-byte aligned offset in one access.
     std::array<std::uint32_t, 4> LoadScratchU32x4(std::uint32_t offset);
+    // The same for two words at an 8-byte aligned offset.
+    std::array<std::uint32_t, 2> LoadScratchU32x2(std::uint32_t offset);
     // Device-scope relaxed atomics: ordering between producer and consumer levels comes from the scheduler's barriers.
     std::uint32_t AtomicScratch(Op op, std::uint32_t offset, std::uint32_t value);
     // The same on the uint64 at a scratch `offset` (8-byte aligned), e.g. HalfHeader's heap_top and record_count as one

@@ -159,23 +159,31 @@ Result<bool> RuntimeContextPass::Run(Module& module) {
 
     // Private context, written by the prologue (LaunchPass) before any lowered instruction can run.
     ctx_.var_scratch = CreateGlobalVariable(module, ctx_, StorageClass::Private, ctx_.u64);
-    for (std::uint32_t* var : {&ctx_.var_node_index, &ctx_.var_output_table_start, &ctx_.var_input_half, &ctx_.var_output_half,
-                               &ctx_.var_records_offset, &ctx_.var_directory_offset, &ctx_.var_heap_offset,
-                               &ctx_.var_directory_first, &ctx_.var_input_count, &ctx_.var_recursion_depth}) {
+    for (std::uint32_t* var :
+         {&ctx_.var_node_index, &ctx_.var_output_table_start, &ctx_.var_input_half, &ctx_.var_output_half, &ctx_.var_records_offset,
+          &ctx_.var_directory_offset, &ctx_.var_heap_offset, &ctx_.var_directory_first, &ctx_.var_input_count,
+          &ctx_.var_recursion_depth, &ctx_.var_first_payload_offset}) {
         *var = CreateGlobalVariable(module, ctx_, StorageClass::Private, ctx_.u32);
     }
 
     // uint64 InputRecordAddress(uint index): the payload of directory entry directory_first + index
-    // (docs/design.md, "Lowered node semantics", Input).
+    // (docs/design.md, "Lowered node semantics", Input). Only a coalescing node has more than record 0 (the input array's
+    // length is 1 for the others, facts §12.5); the prologue loaded record 0's payload offset with its recursion depth.
+    const bool one_record = ctx_.info.launch != LaunchKind::kCoalescing;
     FunctionBuilder builder(module, ctx_);
     const std::uint32_t parameter_types[] = {ctx_.u32};
     ctx_.fn_input_record_address = builder.DefineFunction(ctx_.u64, parameter_types, [&](std::span<const std::uint32_t> params) {
         Emitter& e = builder.emit();
         const std::uint32_t half = e.LoadU32Var(ctx_.var_input_half);
-        const std::uint32_t entry = e.Add(e.LoadU32Var(ctx_.var_directory_first), params[0]);
-        const std::uint32_t entry_offset =
-            e.Add(e.Add(half, e.LoadU32Var(ctx_.var_directory_offset)), e.Mul(entry, e.U32(offsets::kDirectoryEntrySize)));
-        const std::uint32_t payload = e.LoadScratchU32(e.Add(entry_offset, e.U32(offsets::kDirectoryPayloadOffset)));
+        std::uint32_t payload = 0;
+        if (one_record) {
+            payload = e.LoadU32Var(ctx_.var_first_payload_offset);
+        } else {
+            const std::uint32_t entry = e.Add(e.LoadU32Var(ctx_.var_directory_first), params[0]);
+            const std::uint32_t entry_offset =
+                e.Add(e.Add(half, e.LoadU32Var(ctx_.var_directory_offset)), e.Mul(entry, e.U32(offsets::kDirectoryEntrySize)));
+            payload = e.LoadScratchU32(e.Add(entry_offset, e.U32(offsets::kDirectoryPayloadOffset)));
+        }
         const std::uint32_t address = e.ScratchAddress(e.Add(e.Add(half, e.LoadU32Var(ctx_.var_heap_offset)), payload));
         e.EmitVoid(Op::OpReturnValue, {address});
     });

@@ -39,10 +39,12 @@ static_assert(sizeof(NodePushContext) == 32);
 // them, the record list is the group's directory, and the level hand-off writes the group's arguments and each member's
 // statistics (docs/design.md, "Direct levels"). Graph node indices stay far below it (kFusedLevelMaxNodes).
 inline constexpr uint32_t kDirectLevelGroupConsumer = 0x80000000u;
-// Set with kDirectLevelGroupConsumer where the dispatch's report keeps the statistics line's per-node records,
-// dispatches and workgroups (as the level pass's kLevelKeepStatistics): only then does the hand-off visit the members,
-// one after the other in one invocation. The group's arguments come from the half's record count alone.
-inline constexpr uint32_t kDirectLevelGroupStatistics = 0x40000000u;
+// Set with a direct consumer where the dispatch's report keeps the statistics line's per-node records, dispatches and
+// workgroups (as the level pass's kLevelKeepStatistics): only then does the hand-off update the consumer's NodeStats, or
+// visit a group's members one after the other in one invocation for theirs. Nothing else reads those three words (a
+// drop report reads the drop words, which the allocations count with atomics), so without the statistics setting a
+// chain step neither loads nor stores them. The group's arguments come from the half's record count alone.
+inline constexpr uint32_t kDirectLevelStatistics = 0x40000000u;
 // Set in NodePushContext::next_level_consumer where this level is the one node dispatch that pushes it (one node, or one
 // dispatch group). The input half then holds no NodeState but that node's or group's that is not already clear: the
 // level's preparer writes the states of nodes with records at the level, its producers counted records only for
@@ -51,7 +53,7 @@ inline constexpr uint32_t kDirectLevelGroupStatistics = 0x40000000u;
 // invocation of a chain step cleared a 256-node graph's 768 vectors one after the other at every level.
 inline constexpr uint32_t kDirectLevelClearsOwnStates = 0x20000000u;
 inline constexpr uint32_t kDirectLevelConsumerMask =
-    ~(kDirectLevelGroupConsumer | kDirectLevelGroupStatistics | kDirectLevelClearsOwnStates);
+    ~(kDirectLevelGroupConsumer | kDirectLevelStatistics | kDirectLevelClearsOwnStates);
 
 // NodePushContext::output_table_base of a dispatch-group dispatch. No real table base reaches it (the output table is
 // indexed with 32-bit entries in scratch, far below 4 G entries).
