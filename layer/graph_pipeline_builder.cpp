@@ -276,7 +276,8 @@ std::string LoweredPipelineKey(const NodeSource& source, const spirv::LoweringOp
                                 options.indirect_level_pass,
                                 options.group_level_hand_off,
                                 options.node_table_offset,
-                                options.node_stats_offset};
+                                options.node_stats_offset,
+                                options.node_count};
     append_words(scalars, sizeof(scalars));
     return key;
 }
@@ -845,13 +846,14 @@ GraphBuildResult BuildExecutionGraphPipeline(DeviceState& device, VkPipelineCach
         }
     }
     // The graph's part of the scratch layout depends on the graph alone, so the lowering may take its offsets as
-    // constants (LoweringOptions::node_table_offset, node_stats_offset). Nothing below changes the trash size.
+    // constants (LoweringOptions::node_table_offset, node_stats_offset, node_count). Nothing below changes the trash size.
     graph->scratch_plan = ScratchPlan(static_cast<uint32_t>(graph->nodes.size()), static_cast<uint32_t>(graph->output_table.size()),
                                       graph->trash_size, max_record_stride);
     if (const std::optional<ScratchLayout> layout = graph->scratch_plan.LayoutFor(graph->scratch_plan.MinSize())) {
         for (spirv::LoweringOptions& options : node_options) {
             options.node_table_offset = layout->node_table_offset;
             options.node_stats_offset = layout->node_stats_offset;
+            options.node_count = static_cast<uint32_t>(graph->nodes.size());
         }
     }
     std::vector<std::string> pipeline_keys = SelectLevelHandOffs(*graph, device.instance->settings.direct_levels,

@@ -1084,6 +1084,8 @@ RecordResult SchedulerRecorder::RecordDispatch(VkCommandBuffer cmd, const Scratc
         const bool one_dispatch = fused && level < plan.level_dispatches.size() && plan.level_dispatches[level].size() == 1 &&
                                   ClearsOnlyItsOwnStates(plan, plan.level_dispatches[level][0]);
         const uint32_t own_states_flag = one_dispatch ? runtime::kDirectLevelClearsOwnStates : 0u;
+        // A direct level's preparer made the record list its consumer's directory (runtime::kLevelRecordListIsDirectory).
+        const uint32_t pushed_level = level | (is_direct(level) ? runtime::kLevelRecordListIsDirectory : 0u);
         const uint32_t next_level_consumer = !is_direct(level + 1) ? kInvalidNode
                                              : plan.DirectLevelIsGroup(level + 1)
                                                  ? plan.direct_level_consumer[level + 1] | group_flags | own_states_flag
@@ -1181,7 +1183,7 @@ RecordResult SchedulerRecorder::RecordDispatch(VkCommandBuffer cmd, const Scratc
                                           group_size > 1 ? runtime::kDispatchGroupMarker : node_plan.output_table_base,
                                           layout->half_offset[input_half],
                                           layout->half_offset[1 - input_half],
-                                          level,
+                                          pushed_level,
                                           next_level_consumer};
             dispatch_->CmdPushConstants(cmd, node_plan.layout, VK_SHADER_STAGE_COMPUTE_BIT, node_plan.context_offset,
                                         sizeof(context), &context);

@@ -187,6 +187,24 @@ TEST_F(Outputs, ModulesThatLowerToTheSameCodeShareOnePipelineButNotADispatchGrou
     EXPECT_EQ(LoweredPipelinesNotice(context_.log()), "12 nodes with 2 lowered pipelines");
 }
 
+// Issue 7: a chain of one-invocation static broadcast steps (node arrays of one member, each level its own module, none a
+// dispatch group's member) with several records per level: the levels after the first are direct, so their workgroups
+// load their entries from the record list beside their record counts (LaunchPass, runtime::kLevelRecordListIsDirectory).
+// Each record writes its chain's slot of its level and moves its chain on, so a workgroup that ran another record's
+// entry, or none, leaves a slot unwritten.
+TEST_F(Outputs, ChainStepsOfOneInvocationRunTheirOwnRecordsAtDirectLevels) {
+    constexpr uint32_t kWidth = 1, kLevels = 5, kChains = 7;
+    std::vector<std::string> names;  // NodeStage::node_name points into it
+    const std::vector<NodeStage> stages = ArrayChainStages(kWidth, kLevels, kChains, &names);
+    const std::vector<std::vector<ArrayChainRecord>> entry_records = ArrayChainEntryRecords(kWidth, kChains);
+    TestBuffer& uav = Uav(kLevels * kChains);
+    ASSERT_NE(
+        RunGraph(stages, uav,
+                 {{"L0", 0, static_cast<uint32_t>(entry_records[0].size()), entry_records[0].data(), sizeof(ArrayChainRecord)}}),
+        VK_NULL_HANDLE);
+    ExpectUav(uav, ArrayChainExpectedUav(kWidth, kLevels, kChains));
+}
+
 TEST_F(Outputs, SparseArrayWithArraySizeSkipsMissingMembers) {
     // Only members 3 and 128 of the 129 exist; the node guards each allocation with IsValid on its input's index.
     const std::vector<uint32_t> records = {3, 5, 128, 3, 0, 127};

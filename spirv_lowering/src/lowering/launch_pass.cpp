@@ -144,7 +144,7 @@ Result<bool> LaunchPass::Run(Module& module) {
         e.Emit(Op::OpAccessChain, ctx_.push_constant_u64_pointer, {ctx_.push_constant_var, e.U32(ctx_.push_constant_member)});
     e.Store(ctx_.var_scratch, e.Load(ctx_.u64, context_pointer));
     // The level's halves come pushed (NodePushContext), so the only header loads here are independent of each other.
-    const std::uint32_t node_count = e.LoadScratchU32(e.U32(offsets::kHeaderNodeCount));
+    const std::uint32_t node_count = e.NodeCount();
     const std::uint32_t record_capacity = e.LoadScratchU32(e.U32(offsets::kHeaderRecordCapacity));
     // Loaded here, with the others, although only allocations use it: a node's own stores come before its allocations,
     // and a compiler cannot move a load of scratch above a store that might alias it, so a load at the allocation would
@@ -225,6 +225,15 @@ Result<bool> LaunchPass::Run(Module& module) {
         return node_state_at(e.SelectU32(e.NotEqual(shared, e.U32(runtime::kInvalidNode)), shared, node));
     };
 
+    // Record 0's payload offset (InputRecordAddress reads it) and recursion depth, from one 8-byte load of its entry,
+    // where the node's code loaded the offset again with a load of its own.
+    static_assert(offsets::kDirectoryPayloadOffset == 0 && offsets::kDirectoryRecursionDepth == 4 &&
+                  offsets::kRecordEntryPayloadOffset == 0 && offsets::kRecordEntryRecursionDepth == 4);
+    auto keep_first_entry = [&](const std::array<std::uint32_t, 2>& words) {
+        e.Store(ctx_.var_first_payload_offset, words[0]);
+        e.Store(ctx_.var_recursion_depth, words[1]);
+    };
+
     Result<BuiltinShape> workgroup_shape = ShapeOfBuiltin(module, ctx_.builtin_workgroup_id);
     if (!workgroup_shape) return workgroup_shape.error();
     std::uint32_t workgroup_id = e.Load(workgroup_shape->pointee, ctx_.builtin_workgroup_id);
@@ -282,8 +291,42 @@ Result<bool> LaunchPass::Run(Module& module) {
             return e.Add(directory_base, record_in_dispatch);
         };
         // A module that no other node shares is never dispatched as a group (LoweringOptions::dispatch_group_member).
-        directory_first =
-            ctx_.options.dispatch_group_member ? b.IfElseValue(group_dispatch, ctx_.u32, group_entry, own_entry) : own_entry();
+        const bool member = ctx_.options.dispatch_group_member;
+        // A workgroup of one invocation outside any dispatch group (a chain step) at a direct level
+        // (runtime::kLevelRecordListIsDirectory in the pushed level) finds its entry in the input half's record list,
+        // which its preparer made the node's directory and which starts after the half's node states: with the node
+        // count a constant (LoweringOptions::node_count) its address needs no load, so the entry loads beside the record
+        // count instead of after the directory base, one round trip less at every level of a chain. The count still
+        // decides whether the workgroup runs; a workgroup past it reads a slot it ignores, and stays inside the half: a
+        // dispatch's workgroups exceed its records' only in the last row of a dispatch over 65535 workgroups
+        // (x = 65535, y rows), where records * grid > 65535, so record r <= records + 65534 / grid <= 2 * records: at
+        // most the entry just past the directory (record_capacity entries) that follows the list, where the heap starts.
+        // Not in larger workgroups, dispatch groups or thread nodes: there the branch
+        // between the two ways cost more than it saved (H200: the 10240x5760 classification +5%, docs/performance.md).
+        const bool from_list = !member && ctx_.options.node_count != 0 &&
+                               std::uint64_t{info.local_size[0]} * info.local_size[1] * info.local_size[2] == 1;
+        auto entry_from_list = [&]() {
+            const std::uint32_t record_count =
+                e.LoadScratchU32(e.Add(input_state_of(pushed_node), e.U32(offsets::kNodeStateRecordCount)));
+            const std::uint32_t list_entry =
+                e.Add(e.Add(input_half, records_offset), e.Mul(record_in_dispatch, e.U32(offsets::kRecordEntrySize)));
+            keep_first_entry(e.LoadScratchU32x2(list_entry));
+            return_if(e.LessEqual(record_count, record_in_dispatch));
+            // The list lies record_capacity entries before the directory, so this index names the same entry there.
+            return e.Sub(record_in_dispatch, record_capacity);
+        };
+        auto entry_from_directory = [&]() {
+            const std::uint32_t first = member ? b.IfElseValue(group_dispatch, ctx_.u32, group_entry, own_entry) : own_entry();
+            keep_first_entry(e.LoadScratchU32x2(directory_entry_at(first)));
+            return first;
+        };
+        if (from_list) {
+            const std::uint32_t list_is_directory = e.NotEqual(
+                e.And(e.LoadPushContextU32(PushContextMember::kLevel), e.U32(runtime::kLevelRecordListIsDirectory)), e.U32(0));
+            directory_first = b.IfElseValue(list_is_directory, ctx_.u32, entry_from_list, entry_from_directory);
+        } else {
+            directory_first = entry_from_directory();
+        }
         local_workgroup = e.Mod(dispatched_linear, grid_size);
         gx = e.U32(g[0]);
         gy = e.U32(g[1]);
@@ -399,13 +442,8 @@ Result<bool> LaunchPass::Run(Module& module) {
     }
     e.Store(ctx_.var_directory_first, directory_first);
     e.Store(ctx_.var_input_count, input_count);
-    // Record 0's payload offset (InputRecordAddress reads it) and recursion depth in one 8-byte load, where the node's code
-    // loaded the offset again with a load of its own.
-    static_assert(offsets::kDirectoryPayloadOffset == 0 && offsets::kDirectoryRecursionDepth == 4);
-    const std::array<std::uint32_t, 2> first_entry = e.LoadScratchU32x2(directory_entry_at(directory_first));
-    e.Store(ctx_.var_first_payload_offset, first_entry[0]);
-    const std::uint32_t depth = first_entry[1];
-    e.Store(ctx_.var_recursion_depth, depth);
+    if (launch != LaunchKind::kBroadcastStatic) keep_first_entry(e.LoadScratchU32x2(directory_entry_at(directory_first)));
+    const std::uint32_t depth = e.LoadU32Var(ctx_.var_recursion_depth);
 
     // Remapped built-in values.
     std::uint32_t zero3 = e.types().GetConstantNull(ctx_.v3u32);

@@ -114,7 +114,7 @@ Result<bool> LevelHandOffPass::Run(Module& module) {
                 e.Store(node_table_offset, table);
                 e.Store(node_stats_offset, statistics);
                 if (!counts_kept) return;
-                e.Store(node_count_var, e.LoadScratchU32(e.U32(offsets::kHeaderNodeCount)));
+                e.Store(node_count_var, e.NodeCount());
                 e.Store(record_capacity, e.LoadScratchU32(e.U32(offsets::kHeaderRecordCapacity)));
                 const std::uint32_t consumer = e.And(pushed_consumer, e.U32(runtime::kDirectLevelConsumerMask));
                 const std::uint32_t info = e.Add(table, e.Mul(consumer, e.U32(offsets::kNodeStaticInfoSize)));
@@ -151,7 +151,7 @@ Result<bool> LevelHandOffPass::Run(Module& module) {
         }
         // The prologue stored the scratch address before any of its returns, so every invocation has it here. The level and
         // the next level's consumer are pushed (NodePushContext): no load stands between the node's code and the count.
-        const std::uint32_t level = e.LoadPushContextU32(PushContextMember::kLevel);
+        const std::uint32_t level = e.LoadPushedLevelNumber();
         const std::uint32_t input_index = e.And(level, e.U32(1));  // level L reads half L % 2
         const std::uint32_t next_level = e.Add(level, e.U32(1));
         const std::uint32_t pushed_consumer = e.LoadPushContextU32(PushContextMember::kNextLevelConsumer);
@@ -194,8 +194,7 @@ Result<bool> LevelHandOffPass::Run(Module& module) {
             const std::uint32_t input_half = e.LoadU32Var(ctx_.var_input_half);
             const std::uint32_t output_half = e.LoadU32Var(ctx_.var_output_half);
             // Every invocation clears node states if its workgroup is the last, so every one needs the node count.
-            const std::uint32_t node_count =
-                counts_kept ? e.LoadU32Var(node_count_var) : e.LoadScratchU32(e.U32(offsets::kHeaderNodeCount));
+            const std::uint32_t node_count = counts_kept ? e.LoadU32Var(node_count_var) : e.NodeCount();
             b.If(leader, [&]() {
                 if (!preload) {
                     e.Store(node_table_offset, e.NodeTableOffset());

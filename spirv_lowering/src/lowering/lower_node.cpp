@@ -84,6 +84,7 @@ std::string LoweringOptionsRecord(const LoweringOptions& options) {
     record += " group_level_hand_off=" + std::to_string(options.group_level_hand_off ? 1 : 0);
     record += " node_table_offset=" + std::to_string(options.node_table_offset);
     record += " node_stats_offset=" + std::to_string(options.node_stats_offset);
+    record += " node_count=" + std::to_string(options.node_count);
     record += " shader_index=" + (options.shader_index ? std::to_string(*options.shader_index) : std::string("scratch"));
     // Per output: table index, table length and record stride.
     record += " outputs=";

@@ -479,7 +479,7 @@ class OutputHelpers {
         const std::uint32_t stats = e.Add(e.NodeStatsOffset(), e.Mul(node, e.U32(offsets::kNodeStatsSize)));
         e.AtomicScratch(Op::OpAtomicIAdd, e.Add(stats, e.U32(offsets::kNodeStatsDroppedRecords)), count);
         e.AtomicScratch(Op::OpAtomicOr, e.Add(stats, e.U32(offsets::kNodeStatsDropFlags)), flags);
-        const std::uint32_t level = e.LoadPushContextU32(PushContextMember::kLevel);
+        const std::uint32_t level = e.LoadPushedLevelNumber();
         e.AtomicScratch(Op::OpAtomicUMax, e.Add(stats, e.U32(offsets::kNodeStatsFirstDropLevelComplement)),
                         e.Emit(Op::OpNot, ctx_.u32, {level}));
     }

@@ -253,6 +253,10 @@ class Emitter {
     std::uint32_t LoadU32Var(std::uint32_t var) { return Load(ctx_.u32, var); }
     // A uint32 member of runtime::NodePushContext (not kScratchAddress, the uint64).
     std::uint32_t LoadPushContextU32(PushContextMember member);
+    // NodePushContext::level without its flag (runtime::kLevelRecordListIsDirectory): the level's number.
+    std::uint32_t LoadPushedLevelNumber() {
+        return And(LoadPushContextU32(PushContextMember::kLevel), U32(runtime::kLevelNumberMask));
+    }
 
     // Scratch access: `offset` is a uint32 byte offset from the scratch base (an id).
     std::uint32_t ScratchAddress(std::uint32_t offset);
@@ -270,6 +274,10 @@ class Emitter {
     std::uint32_t NodeStatsOffset() {
         return ctx_.options.node_stats_offset != 0 ? U32(ctx_.options.node_stats_offset)
                                                    : LoadScratchU32(U32(offsets::kHeaderNodeStatsOffset));
+    }
+    // GraphHeader::node_count: a constant where the layer passed it (LoweringOptions::node_count), else loaded.
+    std::uint32_t NodeCount() {
+        return ctx_.options.node_count != 0 ? U32(ctx_.options.node_count) : LoadScratchU32(U32(offsets::kHeaderNodeCount));
     }
     void StoreScratchU32(std::uint32_t offset, std::uint32_t value);
     // Stores four uint32 words at a 16-byte aligned offset in one access (a RecordEntry), or two at an 8-byte aligned one.

@@ -28,12 +28,18 @@ struct NodePushContext {
                                  // dispatch runs the whole dispatch group that starts at node_index (see NodeState)
     uint32_t input_half_offset;   // GraphHeader::half_offset[level % 2]: the HalfHeader this level reads
     uint32_t output_half_offset;  // GraphHeader::half_offset[1 - level % 2]: the half this level's outputs go to
-    uint32_t level;               // GraphHeader::level while this dispatch runs
+    uint32_t level;               // GraphHeader::level while this dispatch runs, | kLevelRecordListIsDirectory
     uint32_t next_level_consumer;  // GraphHeader::direct_level_consumer[level + 1] (kInvalidNode past the last level),
                                    // | kDirectLevelGroupConsumer where that level is a dispatch group's
 };
 static_assert(sizeof(NodePushContext) == 32);
 
+// Set in NodePushContext::level where the level is direct (GraphPlan::direct_level_consumer): whoever prepared it (the
+// last workgroup of the level before, the entry pass or the host) made the input half's record list, from entry 0 on,
+// the directory of the level's consumer or of its dispatch group (docs/design.md, "Direct levels"), so the consumer may
+// find its entry there without loading its directory base first. Levels stay far below it (kMaxLevels).
+inline constexpr uint32_t kLevelRecordListIsDirectory = 0x80000000u;
+inline constexpr uint32_t kLevelNumberMask = ~kLevelRecordListIsDirectory;
 // Set in NodePushContext::next_level_consumer where the next level is direct with a dispatch group of static broadcast
 // members as its consumer (the rest of the word is the group's first member): every record of that level reaches one of
 // them, the record list is the group's directory, and the level hand-off writes the group's arguments and each member's

@@ -82,6 +82,10 @@ struct LoweringOptions {
     // (docs/design.md, "Direct levels").
     std::uint32_t node_table_offset = 0;
     std::uint32_t node_stats_offset = 0;
+    // The graph's node count (GraphHeader::node_count), likewise; 0: loaded from the header. With it a half's record list
+    // lies at a constant offset from the half (after its node states), so that a chain step at a direct level can load
+    // its record's entry before anything else returns (LaunchPass).
+    std::uint32_t node_count = 0;
     // What BuiltIn ShaderIndexAMDX reads when set (tools and tests). Unset, as the layer leaves it: the running node's
     // NodeStaticInfo::shader_index, where the layer writes its index (VkPipelineShaderStageNodeCreateInfoAMDX::index
     // overriding the module's ShaderIndexAMDX), so that the nodes of an array share one lowered module.
