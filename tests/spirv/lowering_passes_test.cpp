@@ -524,6 +524,73 @@ TEST(LoweringPasses, LaunchPrependsThePrologueAndRetargetsBuiltins) {
     pipeline.FinishAndValidate();
 }
 
+// Issue 7: at a direct level (runtime::kLevelRecordListIsDirectory in the pushed level) the record list is the node's
+// directory, so a workgroup of one invocation of a static broadcast node outside any dispatch group (a chain step), whose
+// graph's node count is a constant (LoweringOptions::node_count), loads its entry (payload offset and depth, one vector)
+// in the block that loads its record count and branches to return past the node's work, at an address that depends on
+// no load of scratch at all: the entry's round trip runs beside the count's. Every other node, and a chain step without
+// the node count, loads its entry after the branch, from the directory base it loaded with the count.
+TEST(LoweringPasses, ChainStepLoadsItsRecordListEntryBesideItsRecordCountAtADirectLevel) {
+    struct Case {
+        const char* file;
+        std::uint32_t node_count;
+        bool group_member;
+        std::size_t entries_beside_the_count;
+    };
+    for (const Case& c : {Case{"record_layout_16bit.spvasm", 5, false, 1}, Case{"record_layout_16bit.spvasm", 0, false, 0},
+                          Case{"record_layout_16bit.spvasm", 5, true, 0}, Case{"broadcast_static_grid.spvasm", 5, false, 0},
+                          Case{"thread_node.spvasm", 5, false, 0}, Case{"coalescing_max_records.spvasm", 5, false, 0}}) {
+        SCOPED_TRACE(std::string(c.file) + " node count " + std::to_string(c.node_count) +
+                     (c.group_member ? " (group member)" : ""));
+        const Module module = Corpus(c.file);
+        LoweringOptions options = PassPipeline(module, "main").options();
+        options.node_count = c.node_count;
+        options.dispatch_group_member = c.group_member;
+        PassPipeline pipeline(module, "main", options, false);
+        EXPECT_TRUE(pipeline.RunThrough(kLaunch));
+        const Module& m = pipeline.module();
+        const Function* entry = lowering::FindFunction(m, pipeline.info().entry_point_id);
+        ASSERT_NE(entry, nullptr);
+        std::set<std::uint32_t> return_blocks;
+        for (const BasicBlock& block : entry->blocks) {
+            if (block.instructions.size() == 2 && block.instructions.back().opcode() == Op::OpReturn)
+                return_blocks.insert(block.label_id());
+        }
+        // Loads through a buffer address carry an Aligned memory operand; those of Private variables carry none.
+        auto is_scratch_load = [&](const Instruction& inst) {
+            return inst.opcode() == Op::OpLoad && inst.OperandWordCount() >= 3 &&
+                   (inst.Word(1) & static_cast<std::uint32_t>(MemoryAccess::Aligned)) != 0;
+        };
+        auto is_vector = [&](std::uint32_t type) {
+            const Instruction* def = m.FindDef(type);
+            return def != nullptr && def->opcode() == Op::OpTypeVector;
+        };
+        // Ids computed from any scratch load of the prologue (in layout order, which defines before it uses here).
+        std::set<std::uint32_t> from_loads;
+        for (const BasicBlock& block : entry->blocks) {
+            for (const Instruction& inst : block.instructions) {
+                if (inst.result_id() == 0) continue;
+                bool derived = is_scratch_load(inst);
+                for (std::uint32_t w = 0; w < inst.OperandWordCount() && !derived; ++w)
+                    derived = from_loads.count(inst.Word(w)) != 0;
+                if (derived) from_loads.insert(inst.result_id());
+            }
+        }
+        std::size_t entries_beside = 0;
+        for (const BasicBlock& block : entry->blocks) {
+            const Instruction& branch = block.instructions.back();
+            if (branch.opcode() != Op::OpBranchConditional || !return_blocks.count(branch.Word(1))) continue;
+            for (const Instruction& inst : block.instructions) {
+                if (!is_scratch_load(inst) || !is_vector(inst.type_id())) continue;
+                EXPECT_EQ(from_loads.count(inst.Word(0)), 0u) << "the entry's address waits for a load";
+                ++entries_beside;
+            }
+        }
+        EXPECT_EQ(entries_beside, c.entries_beside_the_count);
+        pipeline.FinishAndValidate();
+    }
+}
+
 TEST(LoweringPasses, LaunchGivesThreadNodesTheBatchAsTheirWorkgroup) {
     PassPipeline probe(Corpus("thread_node.spvasm"), "main");
     LoweringOptions options = probe.options();
