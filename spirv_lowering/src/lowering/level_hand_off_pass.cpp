@@ -100,12 +100,17 @@ Result<bool> LevelHandOffPass::Run(Module& module) {
             if (counts_kept) {
                 e.Store(ctx_.var_hand_off_reserved, e.U64(0));
                 e.Store(ctx_.var_hand_off_consumer_records, e.U32(0));
+                e.Store(ctx_.var_hand_off_sole_producer, e.U32(0));
             }
             const std::uint32_t pushed_consumer = e.LoadPushContextU32(PushContextMember::kNextLevelConsumer);
             b.If(e.NotEqual(pushed_consumer, e.U32(runtime::kInvalidNode)), [&]() {
                 const std::uint32_t input_index = e.And(e.LoadPushContextU32(PushContextMember::kLevel), e.U32(1));
-                e.Store(launched_workgroups,
-                        e.LoadScratchU32(e.Add(e.U32(offsets::kHeaderLevelWorkgroups), e.Mul(input_index, e.U32(4)))));
+                const std::uint32_t launched =
+                    e.LoadScratchU32(e.Add(e.U32(offsets::kHeaderLevelWorkgroups), e.Mul(input_index, e.U32(4))));
+                e.Store(launched_workgroups, launched);
+                // A level of this one workgroup before a direct level: its allocations need no atomics.
+                if (counts_kept)
+                    e.Store(ctx_.var_hand_off_sole_producer, e.SelectU32(e.Equal(launched, e.U32(1)), e.U32(1), e.U32(0)));
                 // Where the layer passed the graph's offsets they are constants (Emitter::NodeTableOffset): the
                 // consumer's entry and statistics load at once, beside the prologue's first loads, instead of a round
                 // trip after them (counts_kept requires them).

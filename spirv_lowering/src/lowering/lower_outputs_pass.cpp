@@ -567,6 +567,7 @@ class OutputHelpers {
         if (keep_counts && ctx_.var_hand_off_reserved == 0) {
             ctx_.var_hand_off_reserved = CreateGlobalVariable(module_, ctx_, StorageClass::Private, ctx_.u64);
             ctx_.var_hand_off_consumer_records = CreateGlobalVariable(module_, ctx_, StorageClass::Private, ctx_.u32);
+            ctx_.var_hand_off_sole_producer = CreateGlobalVariable(module_, ctx_, StorageClass::Private, ctx_.u32);
         }
         return b.DefineFunction(ctx_.u64, params, [&](std::span<const std::uint32_t> p) {
             Emitter& e = b.emit();
@@ -612,22 +613,34 @@ class OutputHelpers {
                           "heap_top and record_count form one little-endian uint64");
             auto reserve_both = [&](std::uint32_t heap_bytes, std::uint32_t records) {
                 const std::uint32_t both = e.PackU64(heap_bytes, records);
-                if (keep_counts) {
-                    e.Store(ctx_.var_hand_off_reserved,
-                            e.Emit(Op::OpIAdd, ctx_.u64, {e.Load(ctx_.u64, ctx_.var_hand_off_reserved), both}));
-                }
-                return e.AtomicScratchU64(Op::OpAtomicIAdd, e.Add(half, e.U32(offsets::kHalfHeapTop)), both);
+                auto atomic = [&]() {
+                    return e.AtomicScratchU64(Op::OpAtomicIAdd, e.Add(half, e.U32(offsets::kHalfHeapTop)), both);
+                };
+                if (!keep_counts) return atomic();
+                const std::uint32_t kept = e.Load(ctx_.u64, ctx_.var_hand_off_reserved);
+                e.Store(ctx_.var_hand_off_reserved, e.Emit(Op::OpIAdd, ctx_.u64, {kept, both}));
+                // The level's only producer before a direct level (LoweringContext::var_hand_off_sole_producer): the half
+                // started clear and holds only what this invocation reserved, so the range starts at the kept sum, with
+                // no round trip before the records' stores (a chain step's level waits for every one).
+                return b.IfElseValue(
+                    e.NotEqual(e.LoadU32Var(ctx_.var_hand_off_sole_producer), e.U32(0)), ctx_.u64, [&]() { return kept; }, atomic);
             };
             // Records counted for `node` in this half; kept too where it is the next level's direct consumer.
             auto count_records = [&](std::uint32_t node, std::uint32_t records) {
-                if (keep_counts) {
-                    const std::uint32_t consumer = e.And(e.LoadPushContextU32(PushContextMember::kNextLevelConsumer),
-                                                         e.U32(runtime::kDirectLevelConsumerMask));
-                    const std::uint32_t kept = e.LoadU32Var(ctx_.var_hand_off_consumer_records);
-                    e.Store(ctx_.var_hand_off_consumer_records,
-                            e.Add(kept, e.SelectU32(e.Equal(node, consumer), records, e.U32(0))));
+                if (!keep_counts) {
+                    e.AtomicScratch(Op::OpAtomicIAdd, NodeRecordCount(e, half, node), records);
+                    return;
                 }
-                e.AtomicScratch(Op::OpAtomicIAdd, NodeRecordCount(e, half, node), records);
+                const std::uint32_t consumer =
+                    e.And(e.LoadPushContextU32(PushContextMember::kNextLevelConsumer), e.U32(runtime::kDirectLevelConsumerMask));
+                const std::uint32_t for_consumer = e.Equal(node, consumer);
+                const std::uint32_t kept = e.LoadU32Var(ctx_.var_hand_off_consumer_records);
+                e.Store(ctx_.var_hand_off_consumer_records, e.Add(kept, e.SelectU32(for_consumer, records, e.U32(0))));
+                // The sole producer's hand-off writes the consumer's count from the kept sum (the only node of the direct
+                // level, so the only one records reach).
+                const std::uint32_t sole = e.NotEqual(e.LoadU32Var(ctx_.var_hand_off_sole_producer), e.U32(0));
+                b.If(e.LogicalNot(e.LogicalAnd(sole, for_consumer)),
+                     [&]() { e.AtomicScratch(Op::OpAtomicIAdd, NodeRecordCount(e, half, node), records); });
             };
             const std::uint32_t heap_capacity = stride == 0 || merged ? 0 : e.LoadScratchU32(e.U32(offsets::kHeaderHeapCapacity));
             const std::uint32_t record_capacity = e.LoadScratchU32(e.U32(offsets::kHeaderRecordCapacity));

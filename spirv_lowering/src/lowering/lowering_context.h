@@ -160,6 +160,11 @@ struct LoweringContext {
     // the first allocation function is made (LowerOutputsPass creates them; the wrapper zeroes them).
     std::uint32_t var_hand_off_reserved = 0;          // uint64: heap bytes (low word) and record slots (high word)
     std::uint32_t var_hand_off_consumer_records = 0;  // records counted for the next level's consumer (if direct)
+    // 1 where this workgroup is its level's only one and the next level is direct (the wrapper sets it from the level's
+    // launched workgroups and the pushed consumer before the node's code): the output half then holds only what this
+    // invocation adds, nobody reads its counters before the hand-off rewrites the consumer's state and clears them, so
+    // the allocations take their ranges from the kept sums without any atomic (LowerOutputsPass).
+    std::uint32_t var_hand_off_sole_producer = 0;
     // Only where the graph's node-table and statistics offsets are known (LoweringOptions), so that the hand-off's loads
     // ahead of the node's code wait for no other load, and not for nodes that may prepare a dispatch group
     // (LoweringOptions::group_level_hand_off): the levels of a chain of node arrays launch a workgroup per record, so they
