@@ -96,11 +96,6 @@ std::array<std::uint32_t, 4> Emitter::LoadScratchU32x4(std::uint32_t offset) {
     return {ExtractU32(vector, 0), ExtractU32(vector, 1), ExtractU32(vector, 2), ExtractU32(vector, 3)};
 }
 
-std::array<std::uint32_t, 2> Emitter::LoadScratchU32x2(std::uint32_t offset) {
-    const std::uint32_t vector = LoadAligned(types().GetVector(ctx_.u32, 2), ScratchVectorPointer(offset, 2), 8);
-    return {ExtractU32(vector, 0), ExtractU32(vector, 1)};
-}
-
 std::uint32_t Emitter::ExtractU32(std::uint32_t composite, std::uint32_t index) {
     Instruction inst(Op::OpCompositeExtract, ctx_.u32, module_.TakeNextId());
     inst.AddId(composite).AddLiteral(index);

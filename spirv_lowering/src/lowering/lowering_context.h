@@ -292,8 +292,6 @@ class Emitter {
     std::uint32_t ExtractU32(std::uint32_t composite, std::uint32_t index);
     // Loads four uint32 words at a 16-byte aligned offset in one access.
     std::array<std::uint32_t, 4> LoadScratchU32x4(std::uint32_t offset);
-    // The same for two words at an 8-byte aligned offset.
-    std::array<std::uint32_t, 2> LoadScratchU32x2(std::uint32_t offset);
     // Device-scope relaxed atomics: ordering between producer and consumer levels comes from the scheduler's barriers.
     std::uint32_t AtomicScratch(Op op, std::uint32_t offset, std::uint32_t value);
     // The same on the uint64 at a scratch `offset` (8-byte aligned), e.g. HalfHeader's heap_top and record_count as one
