@@ -911,6 +911,26 @@ std::pair<std::size_t, const Instruction*> ScratchLoadsBefore(const Module& m, c
     return {loads, nullptr};
 }
 
+// The hello graph's second node (coalescing, one invocation, one allocation) batched one record per workgroup, as a chain
+// step's, reserving heap and list with one atomic, with the graph's node-table and statistics offsets known or not.
+PassPipeline OneInvocationStepPipeline(bool offsets_known) {
+    const Module module = Corpus("hello_second_node.spvasm");
+    LoweringOptions options = PassPipeline(module, "secondNode").options();
+    options.thread_batch_size = 1;
+    options.heap_holds_record_list = true;
+    options.node_table_offset = offsets_known ? 256 : 0;
+    options.node_stats_offset = offsets_known ? 1024 : 0;
+    return PassPipeline(module, "secondNode", options, false);
+}
+
+// The function the entry point names (the hand-off's wrapper once LevelHandOffPass ran), or nullptr.
+const Function* EntryWrapper(const Module& m) {
+    for (const Function& function : m.functions()) {
+        if (function.header.front().result_id() == m.section(Section::kEntryPoint)[0].Word(1)) return &function;
+    }
+    return nullptr;
+}
+
 // A workgroup of one invocation (a coalescing node of one invocation, as a chain step is) whose graph's node-table and
 // statistics offsets are known (LoweringOptions) and whose
 // allocations reserve heap and list with one atomic keeps what it adds to the half's counters, and loads the next level's
@@ -919,20 +939,10 @@ std::pair<std::size_t, const Instruction*> ScratchLoadsBefore(const Module& m, c
 TEST(LoweringPasses, LevelHandOffOfAOneInvocationWorkgroupLoadsWhatItNeedsBeforeTheNodesCode) {
     for (const bool offsets_known : {true, false}) {
         SCOPED_TRACE(offsets_known ? "offsets known" : "offsets loaded");
-        // The hello graph's second node: coalescing, one invocation, one allocation; batched one record per workgroup.
-        const Module module = Corpus("hello_second_node.spvasm");
-        LoweringOptions options = PassPipeline(module, "secondNode").options();
-        options.thread_batch_size = 1;  // one record per workgroup, as a chain step's
-        options.heap_holds_record_list = true;
-        options.node_table_offset = offsets_known ? 256 : 0;
-        options.node_stats_offset = offsets_known ? 1024 : 0;
-        PassPipeline pipeline(module, "secondNode", options, false);
+        PassPipeline pipeline = OneInvocationStepPipeline(offsets_known);
         EXPECT_TRUE(pipeline.RunThrough(kLevelHandOff));
         const Module& m = pipeline.module();
-        const Function* wrapper = nullptr;
-        for (const Function& function : m.functions()) {
-            if (function.header.front().result_id() == m.section(Section::kEntryPoint)[0].Word(1)) wrapper = &function;
-        }
+        const Function* wrapper = EntryWrapper(m);
         ASSERT_NE(wrapper, nullptr);
         // Before the call: what level L launched, and with the offsets known the node count, record capacity, the
         // consumer's launch kind, batch and grid (five words) and its statistics (one vector); else the two offsets.
@@ -957,13 +967,7 @@ TEST(LoweringPasses, LevelHandOffOfAOneInvocationWorkgroupLoadsWhatItNeedsBefore
 TEST(LoweringPasses, LevelHandOffUpdatesTheConsumersStatisticsOnlyWhereTheReportKeepsThem) {
     for (const bool offsets_known : {true, false}) {
         SCOPED_TRACE(offsets_known ? "offsets known" : "offsets loaded");
-        const Module module = Corpus("hello_second_node.spvasm");
-        LoweringOptions options = PassPipeline(module, "secondNode").options();
-        options.thread_batch_size = 1;
-        options.heap_holds_record_list = true;
-        options.node_table_offset = offsets_known ? 256 : 0;
-        options.node_stats_offset = offsets_known ? 1024 : 0;
-        PassPipeline pipeline(module, "secondNode", options, false);
+        PassPipeline pipeline = OneInvocationStepPipeline(offsets_known);
         EXPECT_TRUE(pipeline.RunThrough(kLevelHandOff));
         const Module& m = pipeline.module();
         std::set<std::uint32_t> bit_constants;
@@ -972,10 +976,7 @@ TEST(LoweringPasses, LevelHandOffUpdatesTheConsumersStatisticsOnlyWhereTheReport
                 bit_constants.insert(inst.result_id());
         }
         ASSERT_EQ(bit_constants.size(), 1u);
-        const Function* wrapper = nullptr;
-        for (const Function& function : m.functions()) {
-            if (function.header.front().result_id() == m.section(Section::kEntryPoint)[0].Word(1)) wrapper = &function;
-        }
+        const Function* wrapper = EntryWrapper(m);
         ASSERT_NE(wrapper, nullptr);
         // Ids computed from the bit; blocks of the selections that branch on one of them (structured: from the true
         // label up to the merge label, in layout order).
