@@ -190,8 +190,8 @@ TEST_F(Outputs, ModulesThatLowerToTheSameCodeShareOnePipelineButNotADispatchGrou
 // Issue 7: a chain of one-invocation static broadcast steps (node arrays of one member, each level its own module, none a
 // dispatch group's member) with several records per level: the levels after the first are direct, so their workgroups
 // load their entries from the record list beside their record counts (LaunchPass, runtime::kLevelRecordListIsDirectory).
-// Each record writes its chain's slot of its level and moves its chain on, so a workgroup that ran another record's
-// entry, or none, leaves a slot unwritten.
+// Each record writes its chain's slot of its level and moves its chain on, so a record run twice, or not at all, leaves
+// a slot unwritten.
 TEST_F(Outputs, ChainStepsOfOneInvocationRunTheirOwnRecordsAtDirectLevels) {
     constexpr uint32_t kWidth = 1, kLevels = 5, kChains = 7;
     std::vector<std::string> names;  // NodeStage::node_name points into it

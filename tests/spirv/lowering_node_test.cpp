@@ -1278,7 +1278,7 @@ TEST(LoweringRecordLayout, AccessesCarryTheAlignmentOfTheRecordStartAndTheirOffs
     }
     // Input (record start 4-byte aligned): a at 0, c at 8 and d.z at 16 are 4, b at 2 is 2. Output "wide" (start 16):
     // x at 0 and z at 16 are 16, y at 8 is 8; "narrow" (start 16): p at 0 is 16, q at 4 is 4. The runtime's own
-    // scratch words are 4 too, except the record-list entry each allocation writes in one 16-byte store,  and the level
+    // scratch words are 4 too, except the record-list entry each allocation writes in one 16-byte store and the level
     // hand-off's vectors: the node states' clearing, the consumer's state (16 and 8 bytes), its statistics (a 16-byte
     // load and store) and the half's counters (16).
     EXPECT_EQ(accesses_by_alignment[2], 1u) << Disassemble(m);
