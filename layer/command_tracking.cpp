@@ -20,6 +20,28 @@ std::shared_ptr<CommandBufferState> StateOf(DeviceState& device, VkCommandBuffer
     return device.command_buffers.FindOrInsert(command_buffer, std::make_shared<CommandBufferState>());
 }
 
+// The command buffer a thread last recorded into, with its state, for RecordingStateOf.
+struct RecordingCommandBufferCache {
+    const DeviceState* device;
+    VkCommandBuffer command_buffer;
+    CommandBufferState* state;
+    uint64_t generation;  // RecordingCacheGeneration() when filled
+};
+thread_local RecordingCommandBufferCache t_recording_command_buffer{};
+
+// StateOf for the intercepts of recorded commands, without the map's lock or a reference where this thread recorded into
+// the same command buffer last (the common case: one thread records one command buffer at a time). The state lives as
+// long as the command buffer, which cannot be freed while it is being recorded (external synchronization); replacing or
+// removing any command buffer's state advances the generation (InvalidateRecordingCaches).
+CommandBufferState& RecordingStateOf(DeviceState& device, VkCommandBuffer command_buffer) {
+    const uint64_t generation = RecordingCacheGeneration();
+    RecordingCommandBufferCache& cache = t_recording_command_buffer;
+    if (cache.generation == generation && cache.command_buffer == command_buffer && cache.device == &device) return *cache.state;
+    std::shared_ptr<CommandBufferState> state = StateOf(device, command_buffer);
+    cache = {&device, command_buffer, state.get(), generation};
+    return *state;
+}
+
 void RecordSetBindings(BindPointState& bind_point, VkPipelineLayout layout, uint32_t first_set, uint32_t set_count,
                        const VkDescriptorSet* sets, uint32_t dynamic_offset_count, const uint32_t* dynamic_offsets) {
     if (bind_point.sets.size() < first_set + set_count) bind_point.sets.resize(first_set + set_count);
@@ -80,6 +102,7 @@ VKAPI_ATTR VkResult VKAPI_CALL AllocateCommandBuffers(VkDevice device, const VkC
         command_buffer->is_primary = pAllocateInfo->level == VK_COMMAND_BUFFER_LEVEL_PRIMARY;
         state->command_buffers.InsertOrAssign(pCommandBuffers[i], std::move(command_buffer));
     }
+    InvalidateRecordingCaches();  // a handle may be reused, and its state was replaced
     return VK_SUCCESS;
 }
 
@@ -90,6 +113,7 @@ VKAPI_ATTR void VKAPI_CALL FreeCommandBuffers(VkDevice device, VkCommandPool com
     for (uint32_t i = 0; i < commandBufferCount; ++i) {
         if (pCommandBuffers[i] != VK_NULL_HANDLE) state->command_buffers.Pop(pCommandBuffers[i]);
     }
+    InvalidateRecordingCaches();
     state->dispatch.FreeCommandBuffers(device, commandPool, commandBufferCount, pCommandBuffers);
 }
 
@@ -100,22 +124,23 @@ VKAPI_ATTR void VKAPI_CALL DestroyCommandPool(VkDevice device, VkCommandPool com
         state->command_buffers.PopIf([commandPool](VkCommandBuffer, const std::shared_ptr<CommandBufferState>& command_buffer) {
             return command_buffer->pool == commandPool;
         });
+        InvalidateRecordingCaches();
     }
     state->dispatch.DestroyCommandPool(device, commandPool, pAllocator);
 }
 
 VKAPI_ATTR VkResult VKAPI_CALL BeginCommandBuffer(VkCommandBuffer commandBuffer, const VkCommandBufferBeginInfo* pBeginInfo) {
-    std::shared_ptr<DeviceState> state = FindDeviceState(GetDispatchKey(commandBuffer));
-    if (!state) return VK_ERROR_INITIALIZATION_FAILED;
+    DeviceState* state = FindRecordingDeviceState(GetDispatchKey(commandBuffer));
+    if (state == nullptr) return VK_ERROR_INITIALIZATION_FAILED;
     // Beginning resets a command buffer's state (implicitly or after vkResetCommandBuffer/vkResetCommandPool).
-    StateOf(*state, commandBuffer)->Reset();
+    RecordingStateOf(*state, commandBuffer).Reset();
     return state->dispatch.BeginCommandBuffer(commandBuffer, pBeginInfo);
 }
 
 VKAPI_ATTR void VKAPI_CALL CmdBindPipeline(VkCommandBuffer commandBuffer, VkPipelineBindPoint pipelineBindPoint, VkPipeline pipeline) {
-    std::shared_ptr<DeviceState> state = FindDeviceState(GetDispatchKey(commandBuffer));
-    if (!state) return;
-    std::shared_ptr<CommandBufferState> command_buffer = StateOf(*state, commandBuffer);
+    DeviceState* state = FindRecordingDeviceState(GetDispatchKey(commandBuffer));
+    if (state == nullptr) return;
+    CommandBufferState* command_buffer = &RecordingStateOf(*state, commandBuffer);
     if (pipelineBindPoint == VK_PIPELINE_BIND_POINT_EXECUTION_GRAPH_AMDX) {
         auto graph = state->graph_pipelines.Find(pipeline);
         if (!graph || (*graph)->is_library) {
@@ -138,9 +163,9 @@ VKAPI_ATTR void VKAPI_CALL CmdBindDescriptorSets(VkCommandBuffer commandBuffer, 
                                                  VkPipelineLayout layout, uint32_t firstSet, uint32_t descriptorSetCount,
                                                  const VkDescriptorSet* pDescriptorSets, uint32_t dynamicOffsetCount,
                                                  const uint32_t* pDynamicOffsets) {
-    std::shared_ptr<DeviceState> state = FindDeviceState(GetDispatchKey(commandBuffer));
-    if (!state) return;
-    std::shared_ptr<CommandBufferState> command_buffer = StateOf(*state, commandBuffer);
+    DeviceState* state = FindRecordingDeviceState(GetDispatchKey(commandBuffer));
+    if (state == nullptr) return;
+    CommandBufferState* command_buffer = &RecordingStateOf(*state, commandBuffer);
     if (pipelineBindPoint == VK_PIPELINE_BIND_POINT_EXECUTION_GRAPH_AMDX) {
         // Seen by every node of the next graph dispatch; bound for real, with the lowered layout, at dispatch time.
         RecordSetBindings(command_buffer->graph, layout, firstSet, descriptorSetCount, pDescriptorSets, dynamicOffsetCount,
@@ -157,15 +182,22 @@ VKAPI_ATTR void VKAPI_CALL CmdBindDescriptorSets(VkCommandBuffer commandBuffer, 
 
 VKAPI_ATTR void VKAPI_CALL CmdPushConstants(VkCommandBuffer commandBuffer, VkPipelineLayout layout, VkShaderStageFlags stageFlags,
                                             uint32_t offset, uint32_t size, const void* pValues) {
-    std::shared_ptr<DeviceState> state = FindDeviceState(GetDispatchKey(commandBuffer));
-    if (!state) return;
-    std::shared_ptr<CommandBufferState> command_buffer = StateOf(*state, commandBuffer);
-    auto& writes = command_buffer->push_constants;
-    std::erase_if(writes, [&](const PushConstantWrite& write) {
+    DeviceState* state = FindRecordingDeviceState(GetDispatchKey(commandBuffer));
+    if (state == nullptr) return;
+    auto& writes = RecordingStateOf(*state, commandBuffer).push_constants;
+    // The same range pushed again replaces its earlier write, which moves to the end (replay order is push order, so
+    // that overlapping ranges end as the application left them) and keeps its bytes' storage: an application that
+    // pushes the same ranges over and over allocates nothing here.
+    const auto* bytes = static_cast<const uint8_t*>(pValues);
+    auto same_range = std::find_if(writes.begin(), writes.end(), [&](const PushConstantWrite& write) {
         return write.layout == layout && write.stages == stageFlags && write.offset == offset && write.bytes.size() == size;
     });
-    const auto* bytes = static_cast<const uint8_t*>(pValues);
-    writes.push_back({layout, stageFlags, offset, std::vector<uint8_t>(bytes, bytes + size)});
+    if (same_range != writes.end()) {
+        std::rotate(same_range, same_range + 1, writes.end());
+        std::copy(bytes, bytes + size, writes.back().bytes.begin());
+    } else {
+        writes.push_back({layout, stageFlags, offset, std::vector<uint8_t>(bytes, bytes + size)});
+    }
     state->dispatch.CmdPushConstants(commandBuffer, layout, stageFlags, offset, size, pValues);
 }
 

@@ -56,7 +56,41 @@ void RegisterInstanceState(DispatchKey key, std::shared_ptr<InstanceState> state
 std::shared_ptr<InstanceState> UnregisterInstanceState(DispatchKey key) { return Instances().Pop(key).value_or(nullptr); }
 
 std::shared_ptr<DeviceState> FindDeviceState(DispatchKey key) { return Devices().Find(key).value_or(nullptr); }
-void RegisterDeviceState(DispatchKey key, std::shared_ptr<DeviceState> state) { Devices().InsertOrAssign(key, std::move(state)); }
-std::shared_ptr<DeviceState> UnregisterDeviceState(DispatchKey key) { return Devices().Pop(key).value_or(nullptr); }
+void RegisterDeviceState(DispatchKey key, std::shared_ptr<DeviceState> state) {
+    Devices().InsertOrAssign(key, std::move(state));
+    InvalidateRecordingCaches();
+}
+std::shared_ptr<DeviceState> UnregisterDeviceState(DispatchKey key) {
+    std::shared_ptr<DeviceState> state = Devices().Pop(key).value_or(nullptr);
+    InvalidateRecordingCaches();
+    return state;
+}
+
+namespace {
+// Starts at 1, so that a thread's zero-initialised cache never matches.
+std::atomic<uint64_t> g_recording_generation{1};
+
+struct RecordingDeviceCache {
+    DispatchKey key;
+    DeviceState* state;
+    uint64_t generation;
+};
+// Trivial, so constant-initialised: no per-thread constructor or destructor runs.
+thread_local RecordingDeviceCache t_recording_device{};
+}  // namespace
+
+uint64_t RecordingCacheGeneration() { return g_recording_generation.load(std::memory_order_acquire); }
+void InvalidateRecordingCaches() { g_recording_generation.fetch_add(1, std::memory_order_acq_rel); }
+
+DeviceState* FindRecordingDeviceState(DispatchKey key) {
+    const uint64_t generation = RecordingCacheGeneration();
+    RecordingDeviceCache& cache = t_recording_device;
+    if (cache.generation == generation && cache.key == key) return cache.state;
+    // The map's reference is dropped on return: the registered state outlives it until it is unregistered, which advances
+    // the generation.
+    DeviceState* state = FindDeviceState(key).get();
+    cache = {key, state, generation};
+    return state;
+}
 
 }  // namespace execgraph

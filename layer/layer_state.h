@@ -86,4 +86,16 @@ std::shared_ptr<DeviceState> FindDeviceState(DispatchKey key);
 void RegisterDeviceState(DispatchKey key, std::shared_ptr<DeviceState> state);
 std::shared_ptr<DeviceState> UnregisterDeviceState(DispatchKey key);
 
+// For the intercepts of commands recorded into a command buffer (vkCmd*, vkBeginCommandBuffer), which an application on
+// an emulating device calls thousands of times per frame: the device's state without taking a reference, answered
+// from a per-thread cache while nothing has changed. The device exists for the whole call, since destroying it while
+// one of its command buffers is being recorded is invalid usage. A lookup through the map takes a shard's lock and a
+// reference (four atomic read-modify-writes); the cache hit is one atomic load.
+DeviceState* FindRecordingDeviceState(DispatchKey key);
+// The generation the per-thread recording caches (FindRecordingDeviceState, and command_tracking.cpp's for command
+// buffer states) are checked against, and its advance: called whenever a device is registered or unregistered, and
+// whenever a command buffer's state is replaced or removed, after the change.
+uint64_t RecordingCacheGeneration();
+void InvalidateRecordingCaches();
+
 }  // namespace execgraph

@@ -79,6 +79,119 @@ TEST_F(StateAndLibraries, NodesSeeConstantsPushedWithTheGraphLayout) {
     ExpectUav(graph_uav, {0, 0, 0, 75});
 }
 
+// The layer keeps the latest write of each pushed range and replays them in push order after a graph dispatch
+// (layer/command_tracking.cpp). A range pushed again moves to the end of that order: {1, 2} at 0, then {9} at 4, then
+// {3, 4} at 0 must leave {3, 4}, which a replay that kept the first range's place would turn into {3, 9}.
+TEST_F(StateAndLibraries, ConstantsPushedAgainAreReplayedInTheOrderTheyWerePushed) {
+    TestBuffer& graph_uav = Uav(64);
+    TestBuffer& app_buffer = Uav(16);
+    VkPipelineLayout app_layout = context_.CreateStorageBufferLayout({&app_buffer}, 8);
+    VkDescriptorSet app_set = context_.descriptor_set();
+    VkPipelineLayout graph_layout = context_.CreateStorageBufferLayout({&graph_uav}, 8);
+    VkDescriptorSet graph_set = context_.descriptor_set();
+    VkPipeline app_pipeline = context_.CreateComputePipeline({ReadModule("app_compute"), "main"}, app_layout);
+    ASSERT_NE(app_pipeline, VK_NULL_HANDLE) << context_.log().Problems();
+    VkPipeline graph = context_.CreateGraph({{ReadModule("push_constant_node"), "main"}}, graph_layout);
+    ASSERT_NE(graph, VK_NULL_HANDLE) << context_.log().Problems();
+    TestBuffer& scratch = PrepareScratch(graph);
+    const IdxValue record{6, 5};
+    const uint32_t first[2] = {1, 2}, second = 9, third[2] = {3, 4};
+    context_.Submit([&](VkCommandBuffer cmd) {
+        vkCmdBindPipeline(cmd, VK_PIPELINE_BIND_POINT_COMPUTE, app_pipeline);
+        vkCmdBindDescriptorSets(cmd, VK_PIPELINE_BIND_POINT_COMPUTE, app_layout, 0, 1, &app_set, 0, nullptr);
+        vkCmdPushConstants(cmd, app_layout, VK_SHADER_STAGE_COMPUTE_BIT, 0, sizeof(first), first);
+        vkCmdPushConstants(cmd, app_layout, VK_SHADER_STAGE_COMPUTE_BIT, 4, sizeof(second), &second);
+        vkCmdPushConstants(cmd, app_layout, VK_SHADER_STAGE_COMPUTE_BIT, 0, sizeof(third), third);
+        BindGraph(cmd, graph, graph_layout, graph_set);
+        DispatchHost(cmd, scratch, {{context_.NodeIndex(graph, "main", 0), 1, &record, sizeof(record)}});
+        vkCmdDispatch(cmd, 1, 1, 1);
+    });
+    ExpectUav(app_buffer, {3, 4, 1});
+    ExpectUav(graph_uav, {0, 0, 0, 0, 0, 0, 5 + 3});
+}
+
+// The layer answers a thread's repeated commands into one command buffer from a per-thread cache of that command
+// buffer's state (layer/command_tracking.cpp, RecordingStateOf). Two command buffers recorded in turns on one thread,
+// each with its own constants, must each replay their own around their graph dispatch; and command buffers freed and
+// allocated again (Submit does both, so handles are reused) must not see the state of the one freed before them.
+TEST_F(StateAndLibraries, CommandBuffersRecordedInTurnsKeepTheirOwnState) {
+    TestBuffer& graph_uav = Uav(64);
+    TestBuffer& app_buffer = Uav(16);
+    VkPipelineLayout app_layout = context_.CreateStorageBufferLayout({&app_buffer}, 8);
+    VkDescriptorSet app_set = context_.descriptor_set();
+    VkPipelineLayout graph_layout = context_.CreateStorageBufferLayout({&graph_uav}, 8);
+    VkDescriptorSet graph_set = context_.descriptor_set();
+    VkPipeline app_pipeline = context_.CreateComputePipeline({ReadModule("app_compute"), "main"}, app_layout);
+    ASSERT_NE(app_pipeline, VK_NULL_HANDLE) << context_.log().Problems();
+    VkPipeline graph = context_.CreateGraph({{ReadModule("push_constant_node"), "main"}}, graph_layout);
+    ASSERT_NE(graph, VK_NULL_HANDLE) << context_.log().Problems();
+    TestBuffer* scratches[2] = {&PrepareScratch(graph), &PrepareScratch(graph)};
+
+    VkCommandPoolCreateInfo pool_info{VK_STRUCTURE_TYPE_COMMAND_POOL_CREATE_INFO};
+    pool_info.queueFamilyIndex = context_.queue_family();
+    VkCommandPool pool = VK_NULL_HANDLE;
+    ASSERT_EQ(vkCreateCommandPool(context_.device(), &pool_info, nullptr, &pool), VK_SUCCESS);
+    VkCommandBufferAllocateInfo allocate{VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO};
+    allocate.commandPool = pool;
+    allocate.level = VK_COMMAND_BUFFER_LEVEL_PRIMARY;
+    allocate.commandBufferCount = 2;
+    VkCommandBuffer cmds[2] = {};
+    ASSERT_EQ(vkAllocateCommandBuffers(context_.device(), &allocate, cmds), VK_SUCCESS);
+    const uint32_t constants[2][2] = {{10, 11}, {20, 21}};
+    const IdxValue records[2] = {{1, 1}, {2, 2}};
+    for (VkCommandBuffer cmd : cmds) {
+        const VkCommandBufferBeginInfo begin{VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO};
+        ASSERT_EQ(vkBeginCommandBuffer(cmd, &begin), VK_SUCCESS);
+    }
+    // Each step is recorded into both command buffers before the next, so every command switches buffers.
+    for (uint32_t i = 0; i < 2; ++i) vkCmdBindPipeline(cmds[i], VK_PIPELINE_BIND_POINT_COMPUTE, app_pipeline);
+    for (uint32_t i = 0; i < 2; ++i) {
+        vkCmdBindDescriptorSets(cmds[i], VK_PIPELINE_BIND_POINT_COMPUTE, app_layout, 0, 1, &app_set, 0, nullptr);
+    }
+    for (uint32_t i = 0; i < 2; ++i) {
+        vkCmdPushConstants(cmds[i], app_layout, VK_SHADER_STAGE_COMPUTE_BIT, 0, sizeof(constants[i]), constants[i]);
+    }
+    for (uint32_t i = 0; i < 2; ++i) BindGraph(cmds[i], graph, graph_layout, graph_set);
+    for (uint32_t i = 0; i < 2; ++i) {
+        DispatchHost(cmds[i], *scratches[i], {{context_.NodeIndex(graph, "main", 0), 1, &records[i], sizeof(IdxValue)}});
+    }
+    for (uint32_t i = 0; i < 2; ++i) vkCmdDispatch(cmds[i], 1, 1, 1);
+    for (VkCommandBuffer cmd : cmds) {
+        VkMemoryBarrier barrier{VK_STRUCTURE_TYPE_MEMORY_BARRIER, nullptr, VK_ACCESS_MEMORY_WRITE_BIT, VK_ACCESS_HOST_READ_BIT};
+        vkCmdPipelineBarrier(cmd, VK_PIPELINE_STAGE_ALL_COMMANDS_BIT, VK_PIPELINE_STAGE_HOST_BIT, 0, 1, &barrier, 0, nullptr, 0,
+                             nullptr);
+        ASSERT_EQ(vkEndCommandBuffer(cmd), VK_SUCCESS);
+    }
+    for (VkCommandBuffer cmd : cmds) {
+        VkSubmitInfo submit{VK_STRUCTURE_TYPE_SUBMIT_INFO};
+        submit.commandBufferCount = 1;
+        submit.pCommandBuffers = &cmd;
+        ASSERT_EQ(vkQueueSubmit(context_.queue(), 1, &submit, VK_NULL_HANDLE), VK_SUCCESS);
+        ASSERT_EQ(vkQueueWaitIdle(context_.queue()), VK_SUCCESS);
+    }
+    vkDestroyCommandPool(context_.device(), pool, nullptr);
+    // Each node saw its own command buffer's first constant; the app's dispatches ran in submission order.
+    ExpectUav(graph_uav, {0, 1 + 10, 2 + 20});
+    ExpectUav(app_buffer, {20, 21, 2});
+
+    // Freed and allocated again: each Submit records one command buffer after the last one's state was dropped.
+    for (uint32_t round = 0; round < 4; ++round) {
+        const uint32_t fresh[2] = {100 + round, 7};
+        const IdxValue record{8 + round, 1};
+        context_.Submit([&](VkCommandBuffer cmd) {
+            vkCmdBindPipeline(cmd, VK_PIPELINE_BIND_POINT_COMPUTE, app_pipeline);
+            vkCmdBindDescriptorSets(cmd, VK_PIPELINE_BIND_POINT_COMPUTE, app_layout, 0, 1, &app_set, 0, nullptr);
+            vkCmdPushConstants(cmd, app_layout, VK_SHADER_STAGE_COMPUTE_BIT, 0, sizeof(fresh), fresh);
+            BindGraph(cmd, graph, graph_layout, graph_set);
+            DispatchHost(cmd, *scratches[0], {{context_.NodeIndex(graph, "main", 0), 1, &record, sizeof(record)}});
+            vkCmdDispatch(cmd, 1, 1, 1);
+        });
+        EXPECT_EQ(graph_uav.As<uint32_t>()[8 + round], 1 + 100 + round) << "round " << round;
+        EXPECT_EQ(app_buffer.As<uint32_t>()[0], 100 + round) << "round " << round;
+        EXPECT_EQ(app_buffer.As<uint32_t>()[2], 3 + round) << "round " << round;
+    }
+}
+
 // D3D12HelloWorkGraphs (dxc-spirv-shapes.md §5.2).
 struct HelloEntryRecord {
     uint32_t grid_size, record_index;
