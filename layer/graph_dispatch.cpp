@@ -108,36 +108,40 @@ bool CheckHostInfos(const DeviceState& device, VkCommandBuffer command_buffer, c
     for (uint32_t i = 0; i < count_info.count; ++i) {
         const auto& info = *reinterpret_cast<const VkDispatchGraphInfoAMDX*>(static_cast<const uint8_t*>(count_info.infos.hostAddress) +
                                                                               i * count_info.stride);
-        const std::string where = std::string(command) + ": infos[" + std::to_string(i) + "]";
+        // Built only for a message: recording a valid dispatch builds no strings.
+        auto where = [&] { return std::string(command) + ": infos[" + std::to_string(i) + "]"; };
         if (info.nodeIndex >= graph.nodes.size()) {
-            ReportDispatchError(device, command_buffer,
-                                where + ".nodeIndex " + std::to_string(info.nodeIndex) + " is not a node index of the bound graph");
+            ReportDispatchError(
+                device, command_buffer,
+                where() + ".nodeIndex " + std::to_string(info.nodeIndex) + " is not a node index of the bound graph");
             return false;
         }
         const GraphNode& node = graph.nodes[info.nodeIndex];
         if (!node.info.is_api_entry || node.info.shares_input_with_name) {
-            ReportDispatchError(device, command_buffer, where + " names node \"" + node.name +
-                                                            "\", which cannot be dispatched from the API (IsApiEntryAMDX false or "
-                                                            "SharesInputWithAMDX, facts §12.3)");
+            ReportDispatchError(device, command_buffer,
+                                where() + " names node \"" + node.name +
+                                    "\", which cannot be dispatched from the API (IsApiEntryAMDX false or "
+                                    "SharesInputWithAMDX, facts §12.3)");
             return false;
         }
         // The API's records have no producer workgroups to finish writing them (facts §12.3).
         if (node.info.uses_finish_writing) {
             ReportDispatchError(device, command_buffer,
-                                where + " names node \"" + node.name + "\"[" + std::to_string(node.shader_index) +
+                                where() + " names node \"" + node.name + "\"[" + std::to_string(node.shader_index) +
                                     "], which uses OpFinishWritingNodePayloadAMDX: such nodes must not be "
                                     "dispatched from the API (facts §12.3)");
             return false;
         }
         if (info.payloadCount > 0 && info.payloads.hostAddress == nullptr) {
-            ReportDispatchError(device, command_buffer, where + ".payloads is NULL with payloadCount " + std::to_string(info.payloadCount));
+            ReportDispatchError(device, command_buffer,
+                                where() + ".payloads is NULL with payloadCount " + std::to_string(info.payloadCount));
             return false;
         }
         const uint32_t record_size = node.info.input_record.size;
         if (info.payloadCount > 1 && info.payloadStride != 0 && info.payloadStride < record_size) {
             ReportDispatchError(device, command_buffer,
-                                where + ".payloadStride " + std::to_string(info.payloadStride) + " is smaller than node \"" + node.name +
-                                    "\"'s " + std::to_string(record_size) + "-byte record");
+                                where() + ".payloadStride " + std::to_string(info.payloadStride) + " is smaller than node \"" +
+                                    node.name + "\"'s " + std::to_string(record_size) + "-byte record");
             return false;
         }
     }

@@ -189,6 +189,9 @@ struct HostLevelZero {
     std::vector<Write> writes;  // ascending, disjoint, covering HalfHeader, NodeState[node_count] and the record list
     std::vector<uint8_t> data;
     std::vector<uint8_t> heap;  // the records' payloads, from half 0's heap
+    // Working storage of LayOutHostLevelZero: the record list, and (node, records) per info with records.
+    std::vector<runtime::RecordEntry> entries;
+    std::vector<std::pair<uint32_t, uint32_t>> node_records;
     uint32_t update_bytes = 0;
     uint32_t records = 0;
     uint32_t heap_top = 0;
@@ -284,16 +287,17 @@ std::optional<uint32_t> HostRecordWorkgroups(const runtime::NodeStaticInfo& node
     return static_cast<uint32_t>(product);
 }
 
-// Returns nothing where the entry pass must run instead: an info it would drop (unknown or non-entry node, which the
+// Lays level 0 out into `level`, whose vectors keep their storage from one call to the next (RecordDispatch passes a
+// per-thread one, so that recording a dispatch allocates nothing here once a thread has recorded one of its size).
+// Returns false where the entry pass must run instead: an info it would drop (unknown or non-entry node, which the
 // layer rejects before recording but the scheduler's own callers may pass, or for a direct level 0 a node other than its
 // consumer), records that do not fit the half (the entry pass reports the overflow) or more than kHostLevelZeroMaxBytes
 // to write through the command buffer. `prepared_consumer`: level 0's consumer where the host prepares its dispatch
 // (a direct level 0, or level 0's sole dynamic broadcast node: PreparableByHost), else kInvalidNode; nothing is also
 // returned where a dynamic grid would be clamped or dropped, or launch no workgroup at all (its level pass reports the
 // first two, and clears the half for the third).
-std::optional<HostLevelZero> LayOutHostLevelZero(const VkDispatchGraphCountInfoAMDX& count_info, const GraphPlan& plan,
-                                                 const ScratchLayout& layout, uint32_t records_per_level_pass_workgroup,
-                                                 uint32_t prepared_consumer) {
+bool LayOutHostLevelZero(const VkDispatchGraphCountInfoAMDX& count_info, const GraphPlan& plan, const ScratchLayout& layout,
+                         uint32_t records_per_level_pass_workgroup, uint32_t prepared_consumer, HostLevelZero& level) {
     const uint32_t node_count = plan.node_count();
     const auto* infos = static_cast<const uint8_t*>(count_info.infos.hostAddress);
     // A dynamic broadcast consumer's records each launch their own grid, which the host reads from the payloads.
@@ -312,17 +316,17 @@ std::optional<HostLevelZero> LayOutHostLevelZero(const VkDispatchGraphCountInfoA
         if (info.nodeIndex >= node_count || !plan.nodes[info.nodeIndex].is_api_entry ||
             plan.nodes[info.nodeIndex].shares_input_with != kInvalidNode || info.payloads.hostAddress == nullptr ||
             (prepared_consumer != kInvalidNode && info.nodeIndex != prepared_consumer)) {
-            return std::nullopt;
+            return false;
         }
         const NodeDispatchPlan& node = plan.nodes[info.nodeIndex];
         const uint32_t record_stride = std::max(node.record_stride, AlignUp4(node.payload_size));
         for (uint32_t p = 0; dynamic && p < info.payloadCount; ++p) {
             const std::optional<uint32_t> workgroups =
                 grid_workgroups(static_cast<const uint8_t*>(info.payloads.hostAddress) + size_t(p) * info.payloadStride);
-            if (!workgroups) return std::nullopt;
+            if (!workgroups) return false;
             dynamic_workgroups += *workgroups;
             // The level's workgroups: one dispatch (DispatchShape) counted in 32 bits (first workgroups, the hand-off).
-            if (dynamic_workgroups > uint64_t{runtime::kDispatchSplitWidth} * runtime::kDispatchSplitWidth) return std::nullopt;
+            if (dynamic_workgroups > uint64_t{runtime::kDispatchSplitWidth} * runtime::kDispatchSplitWidth) return false;
         }
         records += info.payloadCount;
         // Whole 16-byte units per record, as the entry pass and lowered allocations take them.
@@ -331,12 +335,19 @@ std::optional<HostLevelZero> LayOutHostLevelZero(const VkDispatchGraphCountInfoA
     const uint64_t list_bytes = records * sizeof(runtime::RecordEntry);
     if (records > layout.record_capacity || heap_bytes > layout.heap_capacity || list_bytes > kHostLevelZeroMaxBytes ||
         heap_bytes > kHostLevelZeroMaxBytes || (dynamic && dynamic_workgroups == 0)) {
-        return std::nullopt;
+        return false;
     }
-    HostLevelZero level;
+    level.writes.clear();
+    level.data.clear();
+    level.data.reserve(sizeof(HalfHeader) + size_t(node_count) * sizeof(NodeState) + list_bytes);
     level.heap.assign(size_t(heap_bytes), 0);
-    std::vector<runtime::RecordEntry> entries(static_cast<size_t>(records));
-    std::vector<std::pair<uint32_t, uint32_t>> node_records;  // (node, records), one per info with records
+    level.entries.resize(static_cast<size_t>(records));
+    level.node_records.clear();
+    level.update_bytes = 0;
+    level.prepared_consumer = kInvalidNode;
+    level.prepared_workgroups = 0;
+    std::vector<runtime::RecordEntry>& entries = level.entries;
+    std::vector<std::pair<uint32_t, uint32_t>>& node_records = level.node_records;  // (node, records) per info with records
     uint32_t slot = 0, heap_top = 0, first_workgroup = 0;
     for (uint32_t i = 0; i < count_info.count; ++i) {
         VkDispatchGraphInfoAMDX info;
@@ -416,9 +427,9 @@ std::optional<HostLevelZero> LayOutHostLevelZero(const VkDispatchGraphCountInfoA
     }
     zeros_up_to(static_cast<uint32_t>(sizeof(HalfHeader) + size_t(node_count) * sizeof(NodeState)));
     AppendHostWrite(level, written_to, entries.data(), static_cast<uint32_t>(list_bytes), false);
-    if (level.update_bytes > kHostLevelZeroMaxBytes) return std::nullopt;
+    if (level.update_bytes > kHostLevelZeroMaxBytes) return false;
     level.prepared_consumer = prepared_consumer;
-    return level;
+    return true;
 }
 
 // The GraphHeader fields that depend on the scratch size (everything but magic, graph_tag and the counters the meta
@@ -769,7 +780,9 @@ RecordResult SchedulerRecorder::RecordDispatch(VkCommandBuffer cmd, const Scratc
     // host also prepares level 0's dispatch where the plan has the tables to rewrite and level 0 is direct, or has one
     // dynamic broadcast node (outside any dispatch group and with no node sharing its input), whose level pass would
     // only write that node's directory and arguments.
-    std::optional<HostLevelZero> host_level_zero;
+    // Laid out in storage of this thread's, which keeps its capacity from one dispatch to the next (LayOutHostLevelZero).
+    thread_local HostLevelZero host_level_zero_storage;
+    HostLevelZero* host_level_zero = nullptr;
     TablesRewrite tables_rewrite = TablesRewrite::kNone;
     if (entries.kind == EntrySource::Kind::kHostInfos && fused && !plan.levels.empty()) {
         // The tables follow the header (ScratchPlan), so one vkCmdUpdateBuffer writes the header's words and both.
@@ -793,12 +806,15 @@ RecordResult SchedulerRecorder::RecordDispatch(VkCommandBuffer cmd, const Scratc
                                   plan.node_table[sole].dispatch_group_size <= 1 && plan.sharing_node_count() == 0;
         const uint32_t consumer = is_direct(0) ? plan.direct_level_consumer[0] : sole_dynamic ? sole : kInvalidNode;
         if (consumer != kInvalidNode) tables_rewrite = rewrite_for(consumer);
-        if (tables_rewrite != TablesRewrite::kNone) {
-            host_level_zero = LayOutHostLevelZero(entries.count_info, plan, *layout, level_pass_records_per_workgroup_, consumer);
+        if (tables_rewrite != TablesRewrite::kNone &&
+            LayOutHostLevelZero(entries.count_info, plan, *layout, level_pass_records_per_workgroup_, consumer,
+                                host_level_zero_storage)) {
+            host_level_zero = &host_level_zero_storage;
         }
-        if (!host_level_zero && !is_direct(0)) {
-            host_level_zero =
-                LayOutHostLevelZero(entries.count_info, plan, *layout, level_pass_records_per_workgroup_, kInvalidNode);
+        if (!host_level_zero && !is_direct(0) &&
+            LayOutHostLevelZero(entries.count_info, plan, *layout, level_pass_records_per_workgroup_, kInvalidNode,
+                                host_level_zero_storage)) {
+            host_level_zero = &host_level_zero_storage;
         }
     }
     const bool host_prepared_level_zero = host_level_zero && host_level_zero->prepared_consumer != kInvalidNode;
@@ -871,7 +887,7 @@ RecordResult SchedulerRecorder::RecordDispatch(VkCommandBuffer cmd, const Scratc
         entry_workgroups = std::clamp(staged.count, 1u, kMaxEntryWorkgroups);
     }
     result.host_dropped_records = staged.dropped;
-    result.host_wrote_level_zero = host_level_zero.has_value();
+    result.host_wrote_level_zero = host_level_zero != nullptr;
     result.host_prepared_level_zero = host_prepared_level_zero;
     const VkPipelineLayout meta_layout = pipelines_->layout();
 
@@ -926,7 +942,9 @@ RecordResult SchedulerRecorder::RecordDispatch(VkCommandBuffer cmd, const Scratc
     if (tables_rewrite == TablesRewrite::kAll) {
         // The tables with their tag follow the header: one vkCmdUpdateBuffer from node_count to the output table's end.
         header.tables_tag = plan.graph_tag;
-        std::vector<uint8_t> bytes(layout->output_table_offset + plan.output_table.size() * sizeof(uint32_t) - kHeaderBegin);
+        // Every byte is written below; a thread's vector keeps its storage from one dispatch to the next.
+        thread_local std::vector<uint8_t> bytes;
+        bytes.resize(layout->output_table_offset + plan.output_table.size() * sizeof(uint32_t) - kHeaderBegin);
         std::memcpy(bytes.data(), reinterpret_cast<const uint8_t*>(&header) + kHeaderBegin, sizeof(GraphHeader) - kHeaderBegin);
         // std::copy rather than memcpy: a graph without outputs has an empty output table, whose data() may be null.
         std::copy(reinterpret_cast<const uint8_t*>(plan.node_table.data()),
@@ -971,7 +989,8 @@ RecordResult SchedulerRecorder::RecordDispatch(VkCommandBuffer cmd, const Scratc
                                          (node_count - consumer - 1) * kEntry, 0);
                 end = consumer + 1;
             }
-            std::vector<runtime::NodeStats> stats(end - first);
+            thread_local std::vector<runtime::NodeStats> stats;
+            stats.assign(end - first, runtime::NodeStats{});
             runtime::NodeStats& consumer_stats = stats[consumer - first];
             consumer_stats.records = host_level_zero->records;
             consumer_stats.dispatches = host_level_zero->prepared_workgroups != 0 ? 1 : 0;
