@@ -341,8 +341,8 @@ uint32_t RecordStride(const spirv::RecordLayout& record) {
 // - a node whose outputs name only nodes that could together be a direct level's consumer group: at most
 //   kDirectLevelGroupMaxMembers static broadcast nodes of one source (a node array), each a possible direct consumer
 //   (GraphPlan::FormDispatchGroups makes such a level direct where they form the level's one dispatch group), where its
-//   records run at most the device's limit of invocations (kGroupHandOffMaxInvocationsPerRecordGpu on GPUs), with the
-//   hand-off's group code;
+//   records run at most the device's limit of invocations (any number on GPUs, where nodes above
+//   kGroupHandOffMaxInvocationsPerRecordGpu make only small levels direct), with the hand-off's group code;
 // - every node of a level that the graph's roots (entries that no other node targets) reach before a direct level:
 //   the levels of a dispatch of its roots, as applications dispatch a graph.
 // Any other dispatch whose levels put a node without it before a single consumer (say a leaf named as an entry beside
@@ -375,13 +375,14 @@ std::vector<std::string> SelectLevelHandOffs(const GraphPipeline& graph, bool di
     // kDirectLevelGroupMaxMembers static broadcast nodes of one source (a node array), each a possible direct consumer
     // (FormDispatchGroups makes such a level direct where they are the level's one dispatch group). Such nodes get the
     // group code of the hand-off (LoweringOptions::group_level_hand_off) where their records run at most the device's
-    // limit of invocations, or kGroupHandOffMaxInvocationsPerRecordGpu where it sets none: on lavapipe the chain of node
-    // arrays ran 13 to 33% faster, on the H200 33% (once its last workgroups cleared only their own states,
-    // runtime::kDirectLevelClearsOwnStates), but there the 10240x5760 classifications ran 3 to 4% slower with their
-    // shading level direct (230 400 classify workgroups each counting themselves), although the 1080p ones gained
-    // (docs/performance.md).
+    // limit of invocations, or, where it sets none (GPUs), all of them: on lavapipe the chain of node arrays ran 13 to
+    // 33% faster, on the H200 33% (once its last workgroups cleared only their own states,
+    // runtime::kDirectLevelClearsOwnStates). Nodes above kGroupHandOffMaxInvocationsPerRecordGpu (classify nodes) make
+    // the level after them direct only where it is small (NodeDispatchPlan::group_hand_off_needs_small_level): the
+    // 10240x5760 classifications ran 3 to 4% slower with their shading level direct (230 400 classify workgroups each
+    // counting themselves), while the 1080p ones gained (docs/performance.md).
     std::vector<bool> group_needed(count, false);
-    const uint64_t group_max_invocations = max_invocations_per_record.value_or(kGroupHandOffMaxInvocationsPerRecordGpu);
+    const uint64_t group_max_invocations = max_invocations_per_record.value_or(UINT64_MAX);
     for (uint32_t n = 0; n < count && direct_levels; ++n) {
         if (InvocationsPerRecord(graph.nodes[n].info) > group_max_invocations) continue;
         std::set<uint32_t> others = targets[n];
@@ -518,7 +519,9 @@ void GraphPipeline::BuildDispatchPlan() {
              !nodes[n].info.outputs.empty(), nodes[n].output_table_base, ReadsRecordList(nodes[n].info),
              StaticGridWorkgroups(nodes[n].info),
              std::accumulate(nodes[n].output_table_length.begin(), nodes[n].output_table_length.end(), 0u), nodes[n].level_hand_off,
-             nodes[n].group_level_hand_off, nodes[n].lowering_group});
+             nodes[n].group_level_hand_off,
+             nodes[n].group_level_hand_off && InvocationsPerRecord(nodes[n].info) > kGroupHandOffMaxInvocationsPerRecordGpu,
+             nodes[n].lowering_group});
     }
     dispatch_plan.FormDispatchGroups();
     // What the level pass and the lowered nodes of a dispatch group read in scratch (written at initialization).

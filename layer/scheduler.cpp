@@ -623,6 +623,7 @@ void GraphPlan::FormDispatchGroups() {
     level_dispatches.clear();
     has_dispatch_groups = false;
     direct_level_consumer.assign(levels.size(), kInvalidNode);
+    direct_level_needs_small_producers.assign(levels.size(), 0);
     list_directory_group.assign(levels.size(), kInvalidNode);
     if (!UsesFusedLevelPass()) return;
     // Direct levels need the fused level pass's bookkeeping (GraphHeader::level_workgroups) on the levels that have one,
@@ -714,6 +715,9 @@ void GraphPlan::FormDispatchGroups() {
                 return n < count && nodes[n].level_hand_off && nodes[n].group_level_hand_off;
             })) {
             direct_level_consumer[level] = first;
+            direct_level_needs_small_producers[level] =
+                std::any_of(levels[level - 1].begin(), levels[level - 1].end(),
+                            [this](uint32_t n) { return nodes[n].group_hand_off_needs_small_level; });
         }
     }
 }
@@ -767,10 +771,17 @@ RecordResult SchedulerRecorder::RecordDispatch(VkCommandBuffer cmd, const Scratc
     }
     const bool fused = plan.UsesFusedLevelPass();
     const bool leftover_check = plan.NeedsLeftoverCheck();
+    // Set once level 0 is laid out: the host prepared it, and it runs at most kSmallProducerLevelMaxWorkgroups
+    // workgroups (GraphPlan::direct_level_needs_small_producers). Until then, such a level 1 counts as not direct.
+    bool small_level_zero = false;
     auto is_direct = [&](uint32_t level) {
         if (!options.direct_levels || !fused || level >= plan.direct_level_consumer.size()) return false;
         const uint32_t consumer = plan.direct_level_consumer[level];
         if (consumer == kInvalidNode) return false;
+        if (level < plan.direct_level_needs_small_producers.size() && plan.direct_level_needs_small_producers[level] != 0 &&
+            !(level == 1 && small_level_zero)) {
+            return false;
+        }
         // The hand-off dispatches a static broadcast consumer with records * grid workgroups; where a full record list
         // could need more than one dispatch holds (65535 x 65535), the level pass runs it instead (it clamps and reports).
         constexpr uint64_t kMostWorkgroups = uint64_t{runtime::kDispatchSplitWidth} * runtime::kDispatchSplitWidth;
@@ -818,6 +829,10 @@ RecordResult SchedulerRecorder::RecordDispatch(VkCommandBuffer cmd, const Scratc
         }
     }
     const bool host_prepared_level_zero = host_level_zero && host_level_zero->prepared_consumer != kInvalidNode;
+    // The tables were rewritten whole (TablesRewrite::kAll), as for a direct level 1: where level 1 is not direct, that
+    // choice depended only on their size, so deciding level 1 now changes nothing laid out above.
+    small_level_zero = host_prepared_level_zero && tables_rewrite == TablesRewrite::kAll &&
+                       host_level_zero->prepared_workgroups <= kSmallProducerLevelMaxWorkgroups;
     if (!host_prepared_level_zero) tables_rewrite = TablesRewrite::kNone;
     // The level whose pass checks that scratch was initialized for this graph (MetaShader::kLevelCheckingInitialization),
     // as the entry pass would have: level 0 where the host wrote its records but left its preparation to its level pass,

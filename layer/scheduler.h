@@ -94,6 +94,10 @@ struct NodeDispatchPlan {
     // ... and can prepare a dispatch group as the next level's consumer (spirv::LoweringOptions::group_level_hand_off):
     // a level whose consumer is a group is direct only where every node of the level before has this too.
     bool group_level_hand_off = false;
+    // ... but its records run more invocations than kGroupHandOffMaxInvocationsPerRecordGpu (a classify node), so a
+    // group consumer after it is direct only where the host knows the level is small (RecordDispatch,
+    // kSmallProducerLevelMaxWorkgroups): every producer workgroup pays the hand-off's device-scope fence.
+    bool group_hand_off_needs_small_level = false;
     // Nodes of one pipeline form a dispatch group only where this matches too: nodes lowered from different sources
     // share a pipeline where their lowered code is the same (a chain's steps), but were not lowered as group members.
     uint32_t group_key = 0;
@@ -185,14 +189,21 @@ inline constexpr uint64_t kHandOffMaxInvocationsPerRecordCpu = 64;
 inline constexpr std::optional<uint64_t> HandOffMaxInvocationsPerRecordFor(VkPhysicalDeviceType type) {
     return type == VK_PHYSICAL_DEVICE_TYPE_CPU ? std::optional<uint64_t>(kHandOffMaxInvocationsPerRecordCpu) : std::nullopt;
 }
-// Where the device sets no limit above (GPUs), the most invocations a record of a node may run for the node to get the
-// hand-off's group code (LoweringOptions::group_level_hand_off), which makes the level after it direct with a dispatch
-// group as its consumer (GraphPlan::FormDispatchGroups). On an H200 a chain of 8-member node arrays ran 33% faster so
-// (`overhead_chain32x8` 373.9 -> 251.7 µs), while a classification whose classify workgroups each count themselves
-// (230 400 of them at 10240x5760) ran 3 to 4% slower with its shading level direct, although the 1080p one gained 4 to
-// 6% (docs/performance.md, "Session of the own-state clears"). Chain steps and small producers run at most this many;
-// a classify node's dynamic grid runs up to 65535^2 workgroups per record.
+// Where the device sets no limit above (GPUs), every node may get the hand-off's group code
+// (LoweringOptions::group_level_hand_off), which makes the level after it direct with a dispatch group as its consumer
+// (GraphPlan::FormDispatchGroups). On an H200 a chain of 8-member node arrays ran 33% faster so (`overhead_chain32x8`
+// 373.9 -> 251.7 µs), while a classification whose classify workgroups each count themselves (230 400 of them at
+// 10240x5760) ran 3 to 4% slower with its shading level direct, although the 1080p one gained 4 to 6%
+// (docs/performance.md, "Session of the own-state clears"). Chain steps and small producers run at most this many
+// invocations per record and make such levels direct wherever they are; above it (a classify node's dynamic grid runs up
+// to 65535^2 workgroups per record) only small levels (NodeDispatchPlan::group_hand_off_needs_small_level).
 inline constexpr uint64_t kGroupHandOffMaxInvocationsPerRecordGpu = 64;
+// Nodes above that limit get the group code too, and a group level after them is direct only where the host prepared
+// level 0 (it knows every record's grid) and level 0 runs at most this many workgroups: each of them pays the
+// hand-off's device-scope fence before it counts itself (about 0.12 ns of GPU time per workgroup on an H200, from the
+// 10240x5760 classification's 3% on 230 400 workgroups), against about 4 µs for the level pass and barrier that a direct
+// level saves (classify_8 and classify_64 at 1080p, 8160 workgroups, 5 to 6% faster; docs/performance.md).
+inline constexpr uint32_t kSmallProducerLevelMaxWorkgroups = 16384;
 
 // Whether a device reserves the Invocation-visibility allocations that every invocation of a broadcast or coalescing
 // workgroup reaches once per workgroup (spirv::LoweringOptions::reserve_per_workgroup) or once per subgroup.
@@ -234,6 +245,10 @@ struct GraphPlan {
     // the last workgroup of the level before prepares it (spirv_lowering's LevelHandOffPass; for level 0, the entry
     // pass's), so it follows that level or the entry pass after one barrier.
     std::vector<uint32_t> direct_level_consumer;
+    // Filled by FormDispatchGroups(), per level: the level is direct (direct_level_consumer) with a node of the level
+    // before whose group hand-off needs a small level (NodeDispatchPlan::group_hand_off_needs_small_level); RecordDispatch
+    // then runs it direct only after a level 0 of at most kSmallProducerLevelMaxWorkgroups workgroups that the host prepared.
+    std::vector<uint8_t> direct_level_needs_small_producers;
     // Filled by FormDispatchGroups(), per level: the first member of the dispatch group that receives every record of
     // the level, when its members are static broadcast nodes that read only their records' payload offsets and depths
     // (NodeDispatchPlan::reads_record_list) and no node shares their input, else kInvalidNode. The level pass (one

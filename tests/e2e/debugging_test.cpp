@@ -177,19 +177,21 @@ std::vector<std::string> RunHelloGraph(GraphTestContext& context, const CaptureR
     return run.events;
 }
 
-// Creates a graph of `stages` over `uav` (its one storage buffer), initializes minSize scratch for it, and runs one
-// vkCmdDispatchGraphAMDX of the entries `infos_for` gives for the created graph (their payloads must outlive the call).
-// Returns what the capture layer saw while the dispatch was recorded; empty when the graph could not be created.
+// Creates a graph of `stages` over `uav` (its one storage buffer), initializes minSize scratch for it (maxSize with
+// `max_scratch`), and runs one vkCmdDispatchGraphAMDX of the entries `infos_for` gives for the created graph (their
+// payloads must outlive the call). Returns what the capture layer saw while the dispatch was recorded; empty when the
+// graph could not be created.
 std::vector<std::string> DispatchCaptured(GraphTestContext& context, CaptureReader& capture, const std::vector<NodeStage>& stages,
                                           TestBuffer& uav,
-                                          const std::function<std::vector<VkDispatchGraphInfoAMDX>(VkPipeline)>& infos_for) {
+                                          const std::function<std::vector<VkDispatchGraphInfoAMDX>(VkPipeline)>& infos_for,
+                                          bool max_scratch = false) {
     VkPipelineLayout layout = context.CreateStorageBufferLayout({&uav});
     VkPipeline graph = context.CreateGraph(stages, layout);
     EXPECT_NE(graph, VK_NULL_HANDLE) << context.log().Problems();
     if (graph == VK_NULL_HANDLE) return {};
     VkExecutionGraphPipelineScratchSizeAMDX size{VK_STRUCTURE_TYPE_EXECUTION_GRAPH_PIPELINE_SCRATCH_SIZE_AMDX};
     EXPECT_EQ(context.vkGetExecutionGraphPipelineScratchSizeAMDX(context.device(), graph, &size), VK_SUCCESS);
-    TestBuffer scratch = context.CreateScratch(size.minSize);
+    TestBuffer scratch = context.CreateScratch(max_scratch ? size.maxSize : size.minSize);
     context.Submit(
         [&](VkCommandBuffer cmd) { context.vkCmdInitializeGraphScratchMemoryAMDX(cmd, graph, scratch.address, scratch.size); });
     const std::vector<VkDispatchGraphInfoAMDX> infos = infos_for(graph);
@@ -564,6 +566,69 @@ TEST_F(DebugLabels, LevelsOfANodeArrayChainAreDirectWithTheGroupAsConsumer) {
         }
         EXPECT_EQ(dispatched, (std::vector<std::string>{array + "[0] .. " + array + "[3] (4 nodes)"})) << Joined(events);
         EXPECT_EQ(bound.size(), level == 1 ? 0u : 1u) << region << "\n" << Joined(events);
+    }
+    EXPECT_EQ(context.log().Problems(), "");
+    context.Destroy(uav);
+}
+
+// A classify node (tiled_classify: 128 invocations per tile, more than kGroupHandOffMaxInvocationsPerRecordGpu) gets the
+// hand-off's group code where the device sets no limit (GPUs; here the setting), but makes its node array a direct
+// level only where the host prepared level 0 and it runs at most kSmallProducerLevelMaxWorkgroups workgroups, each of
+// which pays the hand-off's fence (layer/scheduler.h). So 16384 tiles run the array after one barrier, 16385 with the
+// level pass (one workgroup: the record list is the group's directory) between them. Each tile's member writes its own
+// index at the tile's place, so a tile run by the wrong member, twice or not at all shows in the UAV.
+TEST_F(DebugLabels, AClassifyNodesArrayIsADirectLevelOnlyWhenTheClassifyLevelIsSmall) {
+    SetNoProducerLimit();
+    GraphTestContext context(WithCapture());
+    ASSERT_TRUE(context.ok());
+    CaptureReader capture;
+    ASSERT_TRUE(capture.ok()) << dlerror();
+    constexpr uint32_t kWidth = 4, kMostTiles = 16385;
+    TestBuffer uav = context.CreateBuffer(kMostTiles * sizeof(uint32_t), VK_BUFFER_USAGE_STORAGE_BUFFER_BIT);
+    std::vector<std::string> names;  // NodeStage::node_name points into it
+    std::vector<NodeStage> stages;
+    for (const NodeStage& stage : ArrayChainStages(kWidth, 2, kMostTiles, &names)) {
+        if (std::string(stage.node_name) == "L1") stages.push_back(stage);  // the array, in its last-level form
+    }
+    std::string classify = ReadModule("tiled_classify");
+    for (const auto& [from, to] : {std::pair<std::string, std::string>{"@NEXT@", "L1"}, {"@WIDTH@", std::to_string(kWidth)}}) {
+        for (size_t at = classify.find(from); at != std::string::npos; at = classify.find(from, at + to.size())) {
+            classify.replace(at, from.size(), to);
+        }
+    }
+    stages.push_back({classify, "main", "Classify", 0});
+    for (const uint32_t tiles : {16384u, kMostTiles}) {
+        std::memset(uav.mapped, 0, uav.size);
+        const std::vector<std::string> events = DispatchCaptured(
+            context, capture, stages, uav,
+            [&](VkPipeline graph) {
+                VkDispatchGraphInfoAMDX info{context.NodeIndex(graph, "Classify", 0), 1, {}, sizeof(tiles)};
+                info.payloads.hostAddress = &tiles;
+                return std::vector<VkDispatchGraphInfoAMDX>{info};
+            },
+            /*max_scratch=*/true);  // minSize holds 16384 records a level
+        ASSERT_FALSE(events.empty());
+        uint32_t wrong = 0;
+        for (uint32_t tile = 0; tile < kMostTiles; ++tile) {
+            const uint32_t expected = tile < tiles ? tile % kWidth + 1 : 0;
+            if (uav.As<uint32_t>()[tile] != expected && wrong++ < 8) {
+                ADD_FAILURE() << tiles << " tiles: tile " << tile << " holds " << uav.As<uint32_t>()[tile] << ", not " << expected;
+            }
+        }
+        EXPECT_EQ(wrong, 0u) << tiles << " tiles";
+        // Level 1's region: the level pass (a plain dispatch) only after the larger level; the array's one group dispatch
+        // either way (the finish pass that writes the report has a region of its own).
+        const LabelledCapture labels = ReadLabels(events);
+        auto count_in_level_one = [](const std::vector<std::vector<std::string>>& stacks) {
+            return std::count_if(stacks.begin(), stacks.end(), [](const std::vector<std::string>& stack) {
+                return std::find(stack.begin(), stack.end(), "level 1") != stack.end() &&
+                       std::find(stack.begin(), stack.end(), "report") == stack.end();
+            });
+        };
+        const bool direct = tiles <= 16384;
+        EXPECT_EQ(count_in_level_one(labels.dispatches), direct ? 0 : 1) << tiles << " tiles\n" << Joined(events);
+        EXPECT_EQ(count_in_level_one(labels.barriers), direct ? 1 : 2) << tiles << " tiles\n" << Joined(events);
+        EXPECT_EQ(count_in_level_one(labels.indirect_dispatches), 1) << tiles << " tiles\n" << Joined(events);
     }
     EXPECT_EQ(context.log().Problems(), "");
     context.Destroy(uav);
