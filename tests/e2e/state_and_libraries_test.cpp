@@ -10,7 +10,39 @@
 namespace execgraph::test {
 namespace {
 
-using StateAndLibraries = GraphTest;
+// The application's compute pipeline (app_compute: writes its two push constants and counts its runs into app_buffer)
+// with its own set, and a graph of push_constant_node (adds push constant 0 to each record's value at the record's
+// index of graph_uav) with its set; both layouts have the same 8-byte push-constant range.
+struct AppAndGraph {
+    TestBuffer* graph_uav = nullptr;
+    TestBuffer* app_buffer = nullptr;
+    VkPipelineLayout app_layout = VK_NULL_HANDLE, graph_layout = VK_NULL_HANDLE;
+    VkDescriptorSet app_set = VK_NULL_HANDLE, graph_set = VK_NULL_HANDLE;
+    VkPipeline app_pipeline = VK_NULL_HANDLE, graph = VK_NULL_HANDLE;
+};
+
+class StateAndLibraries : public GraphTest {
+  protected:
+    AppAndGraph MakeAppAndGraph() {
+        AppAndGraph made;
+        made.graph_uav = &Uav(64);
+        made.app_buffer = &Uav(16);
+        made.app_layout = context_.CreateStorageBufferLayout({made.app_buffer}, 8);
+        made.app_set = context_.descriptor_set();
+        made.graph_layout = context_.CreateStorageBufferLayout({made.graph_uav}, 8);
+        made.graph_set = context_.descriptor_set();
+        made.app_pipeline = context_.CreateComputePipeline({ReadModule("app_compute"), "main"}, made.app_layout);
+        EXPECT_NE(made.app_pipeline, VK_NULL_HANDLE) << context_.log().Problems();
+        made.graph = context_.CreateGraph({{ReadModule("push_constant_node"), "main"}}, made.graph_layout);
+        EXPECT_NE(made.graph, VK_NULL_HANDLE) << context_.log().Problems();
+        return made;
+    }
+    // The application's pipeline and set bound at the compute bind point.
+    static void BindApp(VkCommandBuffer cmd, const AppAndGraph& made) {
+        vkCmdBindPipeline(cmd, VK_PIPELINE_BIND_POINT_COMPUTE, made.app_pipeline);
+        vkCmdBindDescriptorSets(cmd, VK_PIPELINE_BIND_POINT_COMPUTE, made.app_layout, 0, 1, &made.app_set, 0, nullptr);
+    }
+};
 
 struct IdxValue {
     uint32_t idx, v;
@@ -20,24 +52,17 @@ TEST_F(StateAndLibraries, NodesSeePushConstantsAndAppComputeStateSurvives) {
     // The app's compute pipeline, set (its own buffer) and constants are bound before the graph; the graph's set is
     // bound on the graph bind point. Both layouts have the same 8-byte push-constant range, so the node reads the
     // app's constants. After the graph dispatch, vkCmdDispatch must still use the app's pipeline, set and constants.
-    TestBuffer& graph_uav = Uav(64);
-    TestBuffer& app_buffer = Uav(16);
-    VkPipelineLayout app_layout = context_.CreateStorageBufferLayout({&app_buffer}, 8);
-    VkDescriptorSet app_set = context_.descriptor_set();
-    VkPipelineLayout graph_layout = context_.CreateStorageBufferLayout({&graph_uav}, 8);
-    VkDescriptorSet graph_set = context_.descriptor_set();
-    VkPipeline app_pipeline = context_.CreateComputePipeline({ReadModule("app_compute"), "main"}, app_layout);
-    ASSERT_NE(app_pipeline, VK_NULL_HANDLE) << context_.log().Problems();
-    VkPipeline graph = context_.CreateGraph({{ReadModule("push_constant_node"), "main"}}, graph_layout);
-    ASSERT_NE(graph, VK_NULL_HANDLE) << context_.log().Problems();
+    const AppAndGraph made = MakeAppAndGraph();
+    ASSERT_TRUE(made.app_pipeline != VK_NULL_HANDLE && made.graph != VK_NULL_HANDLE);
+    TestBuffer &graph_uav = *made.graph_uav, &app_buffer = *made.app_buffer;
+    const VkPipeline graph = made.graph;
     TestBuffer& scratch = PrepareScratch(graph);
     const std::vector<IdxValue> records = {{4, 1}, {5, 2}, {9, 3}};
     const uint32_t constants[2] = {1000, 2222};
     context_.Submit([&](VkCommandBuffer cmd) {
-        vkCmdBindPipeline(cmd, VK_PIPELINE_BIND_POINT_COMPUTE, app_pipeline);
-        vkCmdBindDescriptorSets(cmd, VK_PIPELINE_BIND_POINT_COMPUTE, app_layout, 0, 1, &app_set, 0, nullptr);
-        vkCmdPushConstants(cmd, app_layout, VK_SHADER_STAGE_COMPUTE_BIT, 0, sizeof(constants), constants);
-        BindGraph(cmd, graph, graph_layout, graph_set);
+        BindApp(cmd, made);
+        vkCmdPushConstants(cmd, made.app_layout, VK_SHADER_STAGE_COMPUTE_BIT, 0, sizeof(constants), constants);
+        BindGraph(cmd, graph, made.graph_layout, made.graph_set);
         DispatchHost(cmd, scratch, {{context_.NodeIndex(graph, "main", 0), 3, records.data(), sizeof(IdxValue)}});
         vkCmdDispatch(cmd, 1, 1, 1);
         // A second graph dispatch after the app's own dispatch still sees the same constants.
@@ -53,25 +78,19 @@ TEST_F(StateAndLibraries, NodesSeePushConstantsAndAppComputeStateSurvives) {
 TEST_F(StateAndLibraries, NodesSeeConstantsPushedWithTheGraphLayout) {
     // Constants pushed after binding the graph, with the graph's layout, replace the app's for the graph; the app's
     // compute dispatch afterwards then sees what was pushed last (push constants are not per bind point).
-    TestBuffer& graph_uav = Uav(64);
-    TestBuffer& app_buffer = Uav(16);
-    VkPipelineLayout app_layout = context_.CreateStorageBufferLayout({&app_buffer}, 8);
-    VkDescriptorSet app_set = context_.descriptor_set();
-    VkPipelineLayout graph_layout = context_.CreateStorageBufferLayout({&graph_uav}, 8);
-    VkDescriptorSet graph_set = context_.descriptor_set();
-    VkPipeline app_pipeline = context_.CreateComputePipeline({ReadModule("app_compute"), "main"}, app_layout);
-    VkPipeline graph = context_.CreateGraph({{ReadModule("push_constant_node"), "main"}}, graph_layout);
-    ASSERT_NE(graph, VK_NULL_HANDLE) << context_.log().Problems();
+    const AppAndGraph made = MakeAppAndGraph();
+    ASSERT_TRUE(made.app_pipeline != VK_NULL_HANDLE && made.graph != VK_NULL_HANDLE);
+    TestBuffer &graph_uav = *made.graph_uav, &app_buffer = *made.app_buffer;
+    const VkPipeline graph = made.graph;
     TestBuffer& scratch = PrepareScratch(graph);
     const IdxValue record{3, 5};
     const uint32_t app_constants[2] = {1, 2};
     const uint32_t graph_constants[2] = {70, 80};
     context_.Submit([&](VkCommandBuffer cmd) {
-        vkCmdBindPipeline(cmd, VK_PIPELINE_BIND_POINT_COMPUTE, app_pipeline);
-        vkCmdBindDescriptorSets(cmd, VK_PIPELINE_BIND_POINT_COMPUTE, app_layout, 0, 1, &app_set, 0, nullptr);
-        vkCmdPushConstants(cmd, app_layout, VK_SHADER_STAGE_COMPUTE_BIT, 0, sizeof(app_constants), app_constants);
-        BindGraph(cmd, graph, graph_layout, graph_set);
-        vkCmdPushConstants(cmd, graph_layout, VK_SHADER_STAGE_COMPUTE_BIT, 0, sizeof(graph_constants), graph_constants);
+        BindApp(cmd, made);
+        vkCmdPushConstants(cmd, made.app_layout, VK_SHADER_STAGE_COMPUTE_BIT, 0, sizeof(app_constants), app_constants);
+        BindGraph(cmd, graph, made.graph_layout, made.graph_set);
+        vkCmdPushConstants(cmd, made.graph_layout, VK_SHADER_STAGE_COMPUTE_BIT, 0, sizeof(graph_constants), graph_constants);
         DispatchHost(cmd, scratch, {{context_.NodeIndex(graph, "main", 0), 1, &record, sizeof(record)}});
         vkCmdDispatch(cmd, 1, 1, 1);
     });
@@ -83,26 +102,19 @@ TEST_F(StateAndLibraries, NodesSeeConstantsPushedWithTheGraphLayout) {
 // (layer/command_tracking.cpp). A range pushed again moves to the end of that order: {1, 2} at 0, then {9} at 4, then
 // {3, 4} at 0 must leave {3, 4}, which a replay that kept the first range's place would turn into {3, 9}.
 TEST_F(StateAndLibraries, ConstantsPushedAgainAreReplayedInTheOrderTheyWerePushed) {
-    TestBuffer& graph_uav = Uav(64);
-    TestBuffer& app_buffer = Uav(16);
-    VkPipelineLayout app_layout = context_.CreateStorageBufferLayout({&app_buffer}, 8);
-    VkDescriptorSet app_set = context_.descriptor_set();
-    VkPipelineLayout graph_layout = context_.CreateStorageBufferLayout({&graph_uav}, 8);
-    VkDescriptorSet graph_set = context_.descriptor_set();
-    VkPipeline app_pipeline = context_.CreateComputePipeline({ReadModule("app_compute"), "main"}, app_layout);
-    ASSERT_NE(app_pipeline, VK_NULL_HANDLE) << context_.log().Problems();
-    VkPipeline graph = context_.CreateGraph({{ReadModule("push_constant_node"), "main"}}, graph_layout);
-    ASSERT_NE(graph, VK_NULL_HANDLE) << context_.log().Problems();
+    const AppAndGraph made = MakeAppAndGraph();
+    ASSERT_TRUE(made.app_pipeline != VK_NULL_HANDLE && made.graph != VK_NULL_HANDLE);
+    TestBuffer &graph_uav = *made.graph_uav, &app_buffer = *made.app_buffer;
+    const VkPipeline graph = made.graph;
     TestBuffer& scratch = PrepareScratch(graph);
     const IdxValue record{6, 5};
     const uint32_t first[2] = {1, 2}, second = 9, third[2] = {3, 4};
     context_.Submit([&](VkCommandBuffer cmd) {
-        vkCmdBindPipeline(cmd, VK_PIPELINE_BIND_POINT_COMPUTE, app_pipeline);
-        vkCmdBindDescriptorSets(cmd, VK_PIPELINE_BIND_POINT_COMPUTE, app_layout, 0, 1, &app_set, 0, nullptr);
-        vkCmdPushConstants(cmd, app_layout, VK_SHADER_STAGE_COMPUTE_BIT, 0, sizeof(first), first);
-        vkCmdPushConstants(cmd, app_layout, VK_SHADER_STAGE_COMPUTE_BIT, 4, sizeof(second), &second);
-        vkCmdPushConstants(cmd, app_layout, VK_SHADER_STAGE_COMPUTE_BIT, 0, sizeof(third), third);
-        BindGraph(cmd, graph, graph_layout, graph_set);
+        BindApp(cmd, made);
+        vkCmdPushConstants(cmd, made.app_layout, VK_SHADER_STAGE_COMPUTE_BIT, 0, sizeof(first), first);
+        vkCmdPushConstants(cmd, made.app_layout, VK_SHADER_STAGE_COMPUTE_BIT, 4, sizeof(second), &second);
+        vkCmdPushConstants(cmd, made.app_layout, VK_SHADER_STAGE_COMPUTE_BIT, 0, sizeof(third), third);
+        BindGraph(cmd, graph, made.graph_layout, made.graph_set);
         DispatchHost(cmd, scratch, {{context_.NodeIndex(graph, "main", 0), 1, &record, sizeof(record)}});
         vkCmdDispatch(cmd, 1, 1, 1);
     });
@@ -115,16 +127,10 @@ TEST_F(StateAndLibraries, ConstantsPushedAgainAreReplayedInTheOrderTheyWerePushe
 // each with its own constants, must each replay their own around their graph dispatch; and command buffers freed and
 // allocated again (Submit does both, so handles are reused) must not see the state of the one freed before them.
 TEST_F(StateAndLibraries, CommandBuffersRecordedInTurnsKeepTheirOwnState) {
-    TestBuffer& graph_uav = Uav(64);
-    TestBuffer& app_buffer = Uav(16);
-    VkPipelineLayout app_layout = context_.CreateStorageBufferLayout({&app_buffer}, 8);
-    VkDescriptorSet app_set = context_.descriptor_set();
-    VkPipelineLayout graph_layout = context_.CreateStorageBufferLayout({&graph_uav}, 8);
-    VkDescriptorSet graph_set = context_.descriptor_set();
-    VkPipeline app_pipeline = context_.CreateComputePipeline({ReadModule("app_compute"), "main"}, app_layout);
-    ASSERT_NE(app_pipeline, VK_NULL_HANDLE) << context_.log().Problems();
-    VkPipeline graph = context_.CreateGraph({{ReadModule("push_constant_node"), "main"}}, graph_layout);
-    ASSERT_NE(graph, VK_NULL_HANDLE) << context_.log().Problems();
+    const AppAndGraph made = MakeAppAndGraph();
+    ASSERT_TRUE(made.app_pipeline != VK_NULL_HANDLE && made.graph != VK_NULL_HANDLE);
+    TestBuffer &graph_uav = *made.graph_uav, &app_buffer = *made.app_buffer;
+    const VkPipeline graph = made.graph;
     TestBuffer* scratches[2] = {&PrepareScratch(graph), &PrepareScratch(graph)};
 
     VkCommandPoolCreateInfo pool_info{VK_STRUCTURE_TYPE_COMMAND_POOL_CREATE_INFO};
@@ -144,14 +150,14 @@ TEST_F(StateAndLibraries, CommandBuffersRecordedInTurnsKeepTheirOwnState) {
         ASSERT_EQ(vkBeginCommandBuffer(cmd, &begin), VK_SUCCESS);
     }
     // Each step is recorded into both command buffers before the next, so every command switches buffers.
-    for (uint32_t i = 0; i < 2; ++i) vkCmdBindPipeline(cmds[i], VK_PIPELINE_BIND_POINT_COMPUTE, app_pipeline);
+    for (uint32_t i = 0; i < 2; ++i) vkCmdBindPipeline(cmds[i], VK_PIPELINE_BIND_POINT_COMPUTE, made.app_pipeline);
     for (uint32_t i = 0; i < 2; ++i) {
-        vkCmdBindDescriptorSets(cmds[i], VK_PIPELINE_BIND_POINT_COMPUTE, app_layout, 0, 1, &app_set, 0, nullptr);
+        vkCmdBindDescriptorSets(cmds[i], VK_PIPELINE_BIND_POINT_COMPUTE, made.app_layout, 0, 1, &made.app_set, 0, nullptr);
     }
     for (uint32_t i = 0; i < 2; ++i) {
-        vkCmdPushConstants(cmds[i], app_layout, VK_SHADER_STAGE_COMPUTE_BIT, 0, sizeof(constants[i]), constants[i]);
+        vkCmdPushConstants(cmds[i], made.app_layout, VK_SHADER_STAGE_COMPUTE_BIT, 0, sizeof(constants[i]), constants[i]);
     }
-    for (uint32_t i = 0; i < 2; ++i) BindGraph(cmds[i], graph, graph_layout, graph_set);
+    for (uint32_t i = 0; i < 2; ++i) BindGraph(cmds[i], graph, made.graph_layout, made.graph_set);
     for (uint32_t i = 0; i < 2; ++i) {
         DispatchHost(cmds[i], *scratches[i], {{context_.NodeIndex(graph, "main", 0), 1, &records[i], sizeof(IdxValue)}});
     }
@@ -179,10 +185,9 @@ TEST_F(StateAndLibraries, CommandBuffersRecordedInTurnsKeepTheirOwnState) {
         const uint32_t fresh[2] = {100 + round, 7};
         const IdxValue record{8 + round, 1};
         context_.Submit([&](VkCommandBuffer cmd) {
-            vkCmdBindPipeline(cmd, VK_PIPELINE_BIND_POINT_COMPUTE, app_pipeline);
-            vkCmdBindDescriptorSets(cmd, VK_PIPELINE_BIND_POINT_COMPUTE, app_layout, 0, 1, &app_set, 0, nullptr);
-            vkCmdPushConstants(cmd, app_layout, VK_SHADER_STAGE_COMPUTE_BIT, 0, sizeof(fresh), fresh);
-            BindGraph(cmd, graph, graph_layout, graph_set);
+            BindApp(cmd, made);
+            vkCmdPushConstants(cmd, made.app_layout, VK_SHADER_STAGE_COMPUTE_BIT, 0, sizeof(fresh), fresh);
+            BindGraph(cmd, graph, made.graph_layout, made.graph_set);
             DispatchHost(cmd, *scratches[0], {{context_.NodeIndex(graph, "main", 0), 1, &record, sizeof(record)}});
             vkCmdDispatch(cmd, 1, 1, 1);
         });
