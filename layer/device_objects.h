@@ -33,15 +33,33 @@ class ScratchBufferRegistry {
   public:
     void AddBuffer(VkBuffer buffer, VkDeviceSize size);
     void RecordAddress(VkBuffer buffer, VkDeviceAddress address);
+    // Also forgets the initializations recorded in the buffer's memory (a new buffer there starts uninitialized).
     void RemoveBuffer(VkBuffer buffer);
     bool IsScratchBuffer(VkBuffer buffer) const;
     // The scratch buffer holding [address, address + size), if any.
     std::optional<BufferRange> Find(VkDeviceAddress address, VkDeviceSize size) const;
 
+    // The application recorded vkCmdInitializeGraphScratchMemoryAMDX of [address, address + size) for the graph with
+    // `graph_tag` (GraphPipeline::graph_tag). Initializations recorded earlier whose ranges it overlaps are forgotten: it
+    // overwrites their headers, or may.
+    void RecordInitialization(VkDeviceAddress address, VkDeviceSize size, uint32_t graph_tag);
+    // Whether the latest initialization recorded at `address` (and not overlapped since) was for `graph_tag`. Recorded,
+    // not executed: command buffers run in the order they are submitted, not recorded, and may never run at all. So this
+    // only lets a dispatch leave out a GPU check whose result cannot change what it does (RecordGraphDispatch); where it
+    // says false, the GPU checks.
+    bool LatestInitializationIs(VkDeviceAddress address, uint32_t graph_tag) const;
+
   private:
+    struct RecordedInitialization {
+        VkDeviceSize size = 0;
+        uint32_t graph_tag = 0;
+    };
     mutable std::shared_mutex mutex_;
     std::map<VkBuffer, VkDeviceSize> sizes_;
-    std::map<VkDeviceAddress, ScratchBuffer> by_address_;  // base address → buffer
+    std::map<VkDeviceAddress, ScratchBuffer> by_address_;                // base address → buffer
+    std::map<VkDeviceAddress, RecordedInitialization> initializations_;  // scratch address → its latest initialization
+    // Forgets the recorded initializations that overlap [address, address + size). Called with mutex_ held.
+    void ForgetInitializations(VkDeviceAddress address, VkDeviceSize size);
 };
 
 // A shader module whose SPIR-V declares ShaderEnqueueAMDX. It never reaches the driver (which, and a validation layer

@@ -178,7 +178,11 @@ void RecordInitializeScratch(DeviceState& device, VkCommandBuffer command_buffer
     RecordResult recorded = recorder.RecordInitialize(
         command_buffer, ScratchBinding{range->buffer, range->offset, scratch, scratch_size}, pipeline.scratch_plan,
         pipeline.graph_tag, pipeline.dispatch_plan.node_table, pipeline.dispatch_plan.output_table);
-    if (recorded.result != VK_SUCCESS) ReportDispatchError(device, command_buffer, std::string(command) + ": " + recorded.error);
+    if (recorded.result != VK_SUCCESS) {
+        ReportDispatchError(device, command_buffer, std::string(command) + ": " + recorded.error);
+        return;
+    }
+    device.scratch_buffers.RecordInitialization(scratch, scratch_size, pipeline.graph_tag);
 }
 
 void RecordGraphDispatch(DeviceState& device, VkCommandBuffer command_buffer, VkDeviceAddress scratch, VkDeviceSize scratch_size,
@@ -238,6 +242,7 @@ void RecordGraphDispatch(DeviceState& device, VkCommandBuffer command_buffer, Vk
     DispatchOptions options;
     options.debug_labels = labels;
     options.direct_levels = device.instance->settings.direct_levels;
+    options.initialization_recorded = device.scratch_buffers.LatestInitializationIs(scratch, graph.graph_tag);
     options.bind_node_state = [binding = &binding](VkCommandBuffer cmd, uint32_t) {
         if (!binding->sets_bound) {
             ReplaySetBindings(binding->device, cmd, binding->state.graph, binding->graph.lowered_layout);
@@ -267,7 +272,9 @@ void RecordGraphDispatch(DeviceState& device, VkCommandBuffer command_buffer, Vk
     SchedulerRecorder recorder = RecorderFor(device);
     RecordResult recorded = recorder.RecordDispatch(command_buffer, ScratchBinding{range->buffer, range->offset, scratch, scratch_size},
                                                     plan, source, options);
-    if (recorded.result != VK_SUCCESS && options.report.address != 0) device.reporter->Cancel(options.report);
+    if ((recorded.result != VK_SUCCESS || recorded.report_left_out) && options.report.address != 0) {
+        device.reporter->Cancel(options.report);
+    }
     if (labels) device.dispatch.CmdEndDebugUtilsLabelEXT(command_buffer);
     if (recorded.result != VK_SUCCESS) ReportDispatchError(device, command_buffer, std::string(command) + ": " + recorded.error);
     RestoreComputeState(device, command_buffer, *state);

@@ -332,6 +332,11 @@ struct DispatchOptions {
     // Run the plan's direct levels without a level pass (GraphPlan::direct_level_consumer); false: every level has one
     // (the `direct_levels` setting, for comparisons and as a way around a suspected problem).
     bool direct_levels = true;
+    // The latest vkCmdInitializeGraphScratchMemoryAMDX the application recorded for this scratch address was for this
+    // graph (ScratchBufferRegistry::LatestInitializationIs). A dispatch whose report could say nothing else then writes
+    // none: one level, prepared by the host on tables it rewrote, of nodes without outputs, without statistics. Such a
+    // report flags only scratch that was not initialized for the graph, which cannot change what the dispatch does.
+    bool initialization_recorded = false;
 };
 
 // Where the entry records of a dispatch come from (facts §12.2).
@@ -379,6 +384,9 @@ struct RecordResult {
     // rest of the dispatch; with only level 0's, level 1's pass checks initialization. Either way the report flags scratch
     // that was not initialized for the graph.
     bool host_prepared_level_zero = false;
+    // The dispatch wrote nothing into DispatchOptions::report's slot (DispatchOptions::initialization_recorded): the caller
+    // releases the slot.
+    bool report_left_out = false;
 };
 
 // Stateless apart from the references it holds; one per device, usable from any thread (each call records into the

@@ -1,6 +1,7 @@
-#include "device_objects.h"
-
+#include <iterator>
 #include <mutex>
+
+#include "device_objects.h"
 
 namespace execgraph {
 
@@ -19,7 +20,14 @@ void ScratchBufferRegistry::RecordAddress(VkBuffer buffer, VkDeviceAddress addre
 void ScratchBufferRegistry::RemoveBuffer(VkBuffer buffer) {
     std::unique_lock lock(mutex_);
     sizes_.erase(buffer);
-    std::erase_if(by_address_, [buffer](const auto& entry) { return entry.second.buffer == buffer; });
+    for (auto it = by_address_.begin(); it != by_address_.end();) {
+        if (it->second.buffer != buffer) {
+            ++it;
+            continue;
+        }
+        ForgetInitializations(it->first, it->second.size);
+        it = by_address_.erase(it);
+    }
 }
 
 bool ScratchBufferRegistry::IsScratchBuffer(VkBuffer buffer) const {
@@ -36,6 +44,28 @@ std::optional<BufferRange> ScratchBufferRegistry::Find(VkDeviceAddress address, 
     const ScratchBuffer& scratch = it->second;
     if (address - base >= scratch.size || size > scratch.size - (address - base)) return std::nullopt;
     return BufferRange{scratch.buffer, address - base, scratch.size - (address - base)};
+}
+
+void ScratchBufferRegistry::ForgetInitializations(VkDeviceAddress address, VkDeviceSize size) {
+    // Entries start at their address; the one before `address` may reach into the range, the later ones start in it.
+    auto it = initializations_.lower_bound(address);
+    if (it != initializations_.begin()) {
+        auto before = std::prev(it);
+        if (before->first + before->second.size > address) it = before;
+    }
+    while (it != initializations_.end() && it->first < address + size) it = initializations_.erase(it);
+}
+
+void ScratchBufferRegistry::RecordInitialization(VkDeviceAddress address, VkDeviceSize size, uint32_t graph_tag) {
+    std::unique_lock lock(mutex_);
+    ForgetInitializations(address, size);
+    initializations_[address] = RecordedInitialization{size, graph_tag};
+}
+
+bool ScratchBufferRegistry::LatestInitializationIs(VkDeviceAddress address, uint32_t graph_tag) const {
+    std::shared_lock lock(mutex_);
+    auto it = initializations_.find(address);
+    return it != initializations_.end() && it->second.graph_tag == graph_tag;
 }
 
 }  // namespace execgraph

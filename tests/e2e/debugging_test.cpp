@@ -178,13 +178,13 @@ std::vector<std::string> RunHelloGraph(GraphTestContext& context, const CaptureR
 }
 
 // Creates a graph of `stages` over `uav` (its one storage buffer), initializes minSize scratch for it (maxSize with
-// `max_scratch`), and runs one vkCmdDispatchGraphAMDX of the entries `infos_for` gives for the created graph (their
-// payloads must outlive the call). Returns what the capture layer saw while the dispatch was recorded; empty when the
-// graph could not be created.
+// `max_scratch`; not at all without `initialize`), and runs one vkCmdDispatchGraphAMDX of the entries `infos_for` gives
+// for the created graph (their payloads must outlive the call). Returns what the capture layer saw while the dispatch was
+// recorded; empty when the graph could not be created.
 std::vector<std::string> DispatchCaptured(GraphTestContext& context, CaptureReader& capture, const std::vector<NodeStage>& stages,
                                           TestBuffer& uav,
                                           const std::function<std::vector<VkDispatchGraphInfoAMDX>(VkPipeline)>& infos_for,
-                                          bool max_scratch = false) {
+                                          bool max_scratch = false, bool initialize = true) {
     VkPipelineLayout layout = context.CreateStorageBufferLayout({&uav});
     VkPipeline graph = context.CreateGraph(stages, layout);
     EXPECT_NE(graph, VK_NULL_HANDLE) << context.log().Problems();
@@ -192,8 +192,10 @@ std::vector<std::string> DispatchCaptured(GraphTestContext& context, CaptureRead
     VkExecutionGraphPipelineScratchSizeAMDX size{VK_STRUCTURE_TYPE_EXECUTION_GRAPH_PIPELINE_SCRATCH_SIZE_AMDX};
     EXPECT_EQ(context.vkGetExecutionGraphPipelineScratchSizeAMDX(context.device(), graph, &size), VK_SUCCESS);
     TestBuffer scratch = context.CreateScratch(max_scratch ? size.maxSize : size.minSize);
-    context.Submit(
-        [&](VkCommandBuffer cmd) { context.vkCmdInitializeGraphScratchMemoryAMDX(cmd, graph, scratch.address, scratch.size); });
+    if (initialize) {
+        context.Submit(
+            [&](VkCommandBuffer cmd) { context.vkCmdInitializeGraphScratchMemoryAMDX(cmd, graph, scratch.address, scratch.size); });
+    }
     const std::vector<VkDispatchGraphInfoAMDX> infos = infos_for(graph);
     VkDispatchGraphCountInfoAMDX count_info{static_cast<uint32_t>(infos.size()), {}, sizeof(VkDispatchGraphInfoAMDX)};
     count_info.infos.hostAddress = infos.data();
@@ -216,6 +218,7 @@ class DebugLabels : public ::testing::Test {
     void TearDown() override {
         unsetenv("VK_EXECGRAPH_SHADER_ENQUEUE_DEBUG_LABELS");
         unsetenv("VK_EXECGRAPH_SHADER_ENQUEUE_DIRECT_LEVELS");
+        unsetenv("VK_EXECGRAPH_SHADER_ENQUEUE_STATISTICS");
         unsetenv(kMaxProducerInvocations);
     }
 
@@ -397,46 +400,78 @@ TEST_F(DebugLabels, WithoutALeftoverCheckTheFinishPassRunsAlongsideTheLastLevel)
 
 // A direct level 0 (a thread node: its records can only be its own) dispatched from the host: the begin transfers write
 // its records and prepare its dispatch, and rewrite the node and output tables so that no entry pass has to check
-// initialization (layer/scheduler.cpp, HostLevelZero). So the dispatch is the begin barrier pair, the finish pass and the
-// node's dispatch beside it (the node has no outputs, so the finish pass only writes the report, with no barrier between
-// them) and the end barrier: no meta pass waits before the node.
+// initialization (layer/scheduler.cpp, HostLevelZero). The node has no outputs, so nothing can be dropped, and the
+// report could only flag scratch not initialized for the graph: where the application recorded that initialization
+// (ScratchBufferRegistry), the dispatch is the begin barrier pair, the node's dispatch and the end barrier. Where it did
+// not, or the `statistics` setting asks for the report's counts, a finish pass writes the report beside the node's dispatch
+// (no barrier between them): no meta pass waits before the node either way.
 TEST_F(DebugLabels, AHostDispatchOfADirectLevelZeroHasNoMetaPassBeforeItsNode) {
-    GraphTestContext context(WithCapture());
-    ASSERT_TRUE(context.ok());
-    CaptureReader capture;
-    ASSERT_TRUE(capture.ok()) << dlerror();
-    TestBuffer uav = context.CreateBuffer(64 * sizeof(uint32_t), VK_BUFFER_USAGE_STORAGE_BUFFER_BIT);
-    // tests/spirv_corpus/thread_node.spvasm: each record {index, value} stores UAV[index] = value.
-    struct Record {
-        uint32_t index, value;
+    struct Case {
+        bool initialize, statistics;
+        std::vector<std::string> commands;
+        size_t reports;  // EXECGRAPH-DROPPED-WORK (uninitialized scratch) and EXECGRAPH-STATISTICS messages
     };
-    std::vector<Record> records(40);
-    for (uint32_t i = 0; i < records.size(); ++i) records[i] = {i, 7 * i + 3};
-    const std::vector<std::string> events =
-        DispatchCaptured(context, capture, {{ReadCorpus("thread_node"), "main"}}, uav, [&](VkPipeline graph) {
-            VkDispatchGraphInfoAMDX info{
-                context.NodeIndex(graph, "main", 0), static_cast<uint32_t>(records.size()), {}, sizeof(Record)};
-            info.payloads.hostAddress = records.data();
-            return std::vector<VkDispatchGraphInfoAMDX>{info};
-        });
-    ASSERT_FALSE(events.empty());
-    for (uint32_t i = 0; i < 64; ++i) EXPECT_EQ(uav.As<uint32_t>()[i], i < records.size() ? 7 * i + 3 : 0u) << "UAV[" << i << "]";
-    // The dispatch's commands (inside its label region), without labels and binds.
-    std::vector<std::string> commands;
-    int depth = 0;
-    for (const std::string& event : events) {
-        if (event.starts_with("begin ")) {
-            depth += depth > 0 || event.starts_with("begin vkCmdDispatchGraphAMDX") ? 1 : 0;
-        } else if (depth > 0 && event == "end") {
-            --depth;
-        } else if (depth > 0 && !event.starts_with("bind_pipeline ")) {
-            commands.push_back(event);
+    const Case cases[] = {
+        {true, false, {"barrier", "barrier", "dispatch_indirect", "barrier"}, 0},
+        {false, false, {"barrier", "barrier", "dispatch", "dispatch_indirect", "barrier"}, 1},
+        {true, true, {"barrier", "barrier", "dispatch", "dispatch_indirect", "barrier"}, 1},
+    };
+    for (const Case& test : cases) {
+        SCOPED_TRACE(std::string(test.initialize ? "initialized" : "not initialized") + (test.statistics ? ", statistics" : ""));
+        if (test.statistics) setenv("VK_EXECGRAPH_SHADER_ENQUEUE_STATISTICS", "1", 1);
+        GraphTestContext context(WithCapture());
+        unsetenv("VK_EXECGRAPH_SHADER_ENQUEUE_STATISTICS");  // read when the instance is created
+        ASSERT_TRUE(context.ok());
+        CaptureReader capture;
+        ASSERT_TRUE(capture.ok()) << dlerror();
+        TestBuffer uav = context.CreateBuffer(64 * sizeof(uint32_t), VK_BUFFER_USAGE_STORAGE_BUFFER_BIT);
+        // tests/spirv_corpus/thread_node.spvasm: each record {index, value} stores UAV[index] = value.
+        struct Record {
+            uint32_t index, value;
+        };
+        std::vector<Record> records(40);
+        for (uint32_t i = 0; i < records.size(); ++i) records[i] = {i, 7 * i + 3};
+        const std::vector<std::string> events = DispatchCaptured(
+            context, capture, {{ReadCorpus("thread_node"), "main"}}, uav,
+            [&](VkPipeline graph) {
+                VkDispatchGraphInfoAMDX info{
+                    context.NodeIndex(graph, "main", 0), static_cast<uint32_t>(records.size()), {}, sizeof(Record)};
+                info.payloads.hostAddress = records.data();
+                return std::vector<VkDispatchGraphInfoAMDX>{info};
+            },
+            false, test.initialize);
+        ASSERT_FALSE(events.empty());
+        for (uint32_t i = 0; i < 64; ++i)
+            EXPECT_EQ(uav.As<uint32_t>()[i], i < records.size() ? 7 * i + 3 : 0u) << "UAV[" << i << "]";
+        // The dispatch's commands (inside its label region), without labels and binds.
+        std::vector<std::string> commands;
+        int depth = 0;
+        for (const std::string& event : events) {
+            if (event.starts_with("begin ")) {
+                depth += depth > 0 || event.starts_with("begin vkCmdDispatchGraphAMDX") ? 1 : 0;
+            } else if (depth > 0 && event == "end") {
+                --depth;
+            } else if (depth > 0 && !event.starts_with("bind_pipeline ")) {
+                commands.push_back(event);
+            }
         }
+        EXPECT_EQ(commands, test.commands) << Joined(events);
+        const char* report_id = test.statistics ? "EXECGRAPH-STATISTICS" : "EXECGRAPH-DROPPED-WORK";
+        EXPECT_EQ(context.log().CountWithId(report_id), test.reports) << context.log().Problems();
+        if (!test.initialize) {
+            const std::vector<MessageLog::Message> messages = context.log().Messages();
+            EXPECT_EQ(std::count_if(messages.begin(), messages.end(),
+                                    [](const MessageLog::Message& message) {
+                                        return message.id == "EXECGRAPH-DROPPED-WORK" &&
+                                               message.text.find("scratch was not initialized for this graph") != std::string::npos;
+                                    }),
+                      1)
+                << context.log().Problems();
+            context.log().Clear();
+        }
+        EXPECT_EQ(context.log().Problems(), "");
+        context.Destroy(uav);
     }
-    EXPECT_EQ(commands, (std::vector<std::string>{"barrier", "barrier", "dispatch", "dispatch_indirect", "barrier"}))
-        << Joined(events);
-    EXPECT_EQ(context.log().Problems(), "");
-    context.Destroy(uav);
 }
 
 // The same for a graph whose tables are too large to rewrite with every dispatch (1025 nodes: 64 KiB of node table and 4

@@ -443,7 +443,8 @@ TEST_F(Robustness, ALargeGraphsLevelOneChecksInitializationWhereTheHostRewroteOn
     ExpectUav(uav, expected);
     EXPECT_EQ(context_.log().Problems(), "");
 
-    // "small" rewrites all of its tables (and their tag) in scratch initialized for "large": it runs, and is reported.
+    // "small" rewrites all of its tables (and their tag) in scratch initialized for "large": it runs, and is reported (its
+    // one level of a leaf node keeps its report because the latest initialization recorded there was "large"'s).
     std::vector<IndexValueRecord> small_records = IndexValueRecords(8, 500);
     for (IndexValueRecord& record : small_records) record.index += 2 * kSinks;
     VkDispatchGraphInfoAMDX small_info = HostInfo(context_.NodeIndex(small, "main", 0), small_records);
