@@ -78,6 +78,13 @@ constexpr uint32_t kFinishWorkgroupSize = 256;
 constexpr uint32_t kMaxFinishWorkgroups = 64;
 
 constexpr VkDeviceSize kUpdateBufferMax = 65536;  // vkCmdUpdateBuffer dataSize limit
+// The begin transfers zero a half's counters and node states and the per-node statistics with inline zeros
+// (vkCmdUpdateBuffer) up to this many bytes, and with vkCmdFillBuffer beyond. On the H100 (NVIDIA 580) a fill cost far
+// more GPU time than its bytes: zeroing half 1 of `overhead_single` (176 bytes) inline instead took its dispatch from 13.8
+// to 11.3 µs, `classify_8` -4.1%, `fan_out_tree` -3.2%, `thread_launch` -2.7%, `recursion` -2.6% (docs/performance.md).
+// Inline bytes cost recording time instead (about 0.2 µs per KiB there), so large runs (a 1025-node graph's 49 KiB of
+// node states) keep the fill, which was the faster choice for them on an H200 (kHostLevelZeroFillRunBytes).
+constexpr VkDeviceSize kInlineZeroMaxBytes = 4096;
 
 // NodeStaticInfo::launch of a dynamic broadcast node: spirv::LaunchKind::kBroadcastDynamic, kLaunchBroadcastDynamic in
 // meta_shaders/scratch_layout.glsl (this file stays free of the SPIR-V headers, as the scheduler tests build it alone).
@@ -481,7 +488,7 @@ void SchedulerRecorder::ClearHalves(VkCommandBuffer cmd, const ScratchBinding& s
         const VkDeviceSize at = scratch.offset + layout.half_offset[half];
         const VkDeviceSize states = VkDeviceSize(layout.node_count) * sizeof(NodeState);
         if (!indirect_level_pass_) {
-            dispatch_->CmdFillBuffer(cmd, scratch.buffer, at, sizeof(HalfHeader) + states, 0);
+            ZeroBytes(cmd, scratch.buffer, at, sizeof(HalfHeader) + states);
             continue;
         }
         HalfHeader cleared{};
@@ -489,7 +496,16 @@ void SchedulerRecorder::ClearHalves(VkCommandBuffer cmd, const ScratchBinding& s
         cleared.level_pass_dispatch_y = 1;
         cleared.level_pass_dispatch_z = 1;
         UpdateBuffer(cmd, scratch.buffer, at, &cleared, sizeof(cleared));
-        if (states != 0) dispatch_->CmdFillBuffer(cmd, scratch.buffer, at + sizeof(HalfHeader), states, 0);
+        if (states != 0) ZeroBytes(cmd, scratch.buffer, at + sizeof(HalfHeader), states);
+    }
+}
+
+void SchedulerRecorder::ZeroBytes(VkCommandBuffer cmd, VkBuffer buffer, VkDeviceSize offset, VkDeviceSize size) const {
+    static constexpr std::array<uint8_t, kInlineZeroMaxBytes> kZeros{};
+    if (size <= kInlineZeroMaxBytes) {
+        UpdateBuffer(cmd, buffer, offset, kZeros.data(), static_cast<size_t>(size));
+    } else {
+        dispatch_->CmdFillBuffer(cmd, buffer, offset, size, 0);
     }
 }
 
@@ -1025,7 +1041,7 @@ RecordResult SchedulerRecorder::RecordDispatch(VkCommandBuffer cmd, const Scratc
             consumer_stats.workgroups = host_level_zero->prepared_workgroups;
             UpdateBuffer(cmd, scratch.buffer, stats_offset + first * kEntry, stats.data(), stats.size() * kEntry);
         } else if (staged.dropped_per_node.empty()) {
-            dispatch_->CmdFillBuffer(cmd, scratch.buffer, stats_offset, VkDeviceSize(node_count) * sizeof(runtime::NodeStats), 0);
+            ZeroBytes(cmd, scratch.buffer, stats_offset, VkDeviceSize(node_count) * sizeof(runtime::NodeStats));
         } else {
             std::vector<runtime::NodeStats> stats(node_count);
             for (uint32_t node = 0; node < node_count; ++node) {

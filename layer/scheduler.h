@@ -417,6 +417,9 @@ class SchedulerRecorder {
 
   private:
     void UpdateBuffer(VkCommandBuffer cmd, VkBuffer buffer, VkDeviceSize offset, const void* data, size_t size) const;
+    // Zeroes [offset, offset + size) (4-byte multiples): with inline zeros through vkCmdUpdateBuffer up to
+    // kInlineZeroMaxBytes, with vkCmdFillBuffer beyond (scheduler.cpp says why).
+    void ZeroBytes(VkCommandBuffer cmd, VkBuffer buffer, VkDeviceSize offset, VkDeviceSize size) const;
     void Barrier(VkCommandBuffer cmd, VkPipelineStageFlags2 src_stages, VkAccessFlags2 src_access, VkPipelineStageFlags2 dst_stages,
                  VkAccessFlags2 dst_access) const;
     void RunMeta(VkCommandBuffer cmd, VkPipeline pipeline, VkPipelineLayout layout, const void* params, uint32_t params_size,

@@ -34,6 +34,7 @@ struct DeviceFunctions {
     PFN_vkCmdPipelineBarrier2 pipeline_barrier2 = nullptr;
     PFN_vkCmdPipelineBarrier2KHR pipeline_barrier2_khr = nullptr;
     PFN_vkCmdUpdateBuffer update_buffer = nullptr;
+    PFN_vkCmdFillBuffer fill_buffer = nullptr;
 };
 
 std::mutex mutex;
@@ -41,6 +42,7 @@ std::map<DispatchKey, PFN_vkGetInstanceProcAddr> instances;  // next layer's vkG
 std::map<DispatchKey, DeviceFunctions> devices;
 std::string events;
 uint64_t update_buffer_bytes = 0;  // not an event: transfers inside a dispatch would change every structure test's list
+uint64_t fill_buffer_commands = 0;  // the same
 
 DeviceFunctions DeviceOf(VkCommandBuffer command_buffer) {
     std::lock_guard lock(mutex);
@@ -102,6 +104,7 @@ VKAPI_ATTR VkResult VKAPI_CALL CreateDevice(VkPhysicalDevice physical_device, co
     CAPTURE_LOAD(pipeline_barrier2, vkCmdPipelineBarrier2)
     CAPTURE_LOAD(pipeline_barrier2_khr, vkCmdPipelineBarrier2KHR)
     CAPTURE_LOAD(update_buffer, vkCmdUpdateBuffer)
+    CAPTURE_LOAD(fill_buffer, vkCmdFillBuffer)
 #undef CAPTURE_LOAD
     std::lock_guard lock(mutex);
     devices[KeyOf(*device)] = functions;
@@ -181,6 +184,15 @@ VKAPI_ATTR void VKAPI_CALL CmdUpdateBuffer(VkCommandBuffer command_buffer, VkBuf
     DeviceOf(command_buffer).update_buffer(command_buffer, buffer, offset, size, data);
 }
 
+VKAPI_ATTR void VKAPI_CALL CmdFillBuffer(VkCommandBuffer command_buffer, VkBuffer buffer, VkDeviceSize offset, VkDeviceSize size,
+                                         uint32_t data) {
+    {
+        std::lock_guard lock(mutex);
+        ++fill_buffer_commands;
+    }
+    DeviceOf(command_buffer).fill_buffer(command_buffer, buffer, offset, size, data);
+}
+
 PFN_vkVoidFunction DeviceIntercept(const char* name) {
 #define CAPTURE_INTERCEPT(function) \
     if (std::strcmp(name, "vk" #function) == 0) return reinterpret_cast<PFN_vkVoidFunction>(&function);
@@ -195,6 +207,7 @@ PFN_vkVoidFunction DeviceIntercept(const char* name) {
     CAPTURE_INTERCEPT(CmdPipelineBarrier2)
     CAPTURE_INTERCEPT(CmdPipelineBarrier2KHR)
     CAPTURE_INTERCEPT(CmdUpdateBuffer)
+    CAPTURE_INTERCEPT(CmdFillBuffer)
 #undef CAPTURE_INTERCEPT
     return nullptr;
 }
@@ -244,11 +257,17 @@ __attribute__((visibility("default"))) void ExecgraphCaptureClear() {
     std::lock_guard lock(mutex);
     events.clear();
     update_buffer_bytes = 0;
+    fill_buffer_commands = 0;
 }
 
 __attribute__((visibility("default"))) uint64_t ExecgraphCaptureUpdateBufferBytes() {
     std::lock_guard lock(mutex);
     return update_buffer_bytes;
+}
+
+__attribute__((visibility("default"))) uint64_t ExecgraphCaptureFillBufferCommands() {
+    std::lock_guard lock(mutex);
+    return fill_buffer_commands;
 }
 
 }  // extern "C"

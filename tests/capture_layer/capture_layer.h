@@ -9,9 +9,11 @@ extern "C" {
 // "dispatch", "dispatch_indirect", "barrier" (vkCmdPipelineBarrier or vkCmdPipelineBarrier2), "bind_pipeline <handle>"
 // (compute binds only). The pointer stays valid until the next call.
 using ExecgraphCaptureEventsFunction = const char* (*)();
-using ExecgraphCaptureClearFunction = void (*)();  // also zeroes the byte count below
+using ExecgraphCaptureClearFunction = void (*)();  // also zeroes the counts below
 // Bytes written with vkCmdUpdateBuffer since the last clear (kept apart from the events).
 using ExecgraphCaptureUpdateBufferBytesFunction = uint64_t (*)();
+// vkCmdFillBuffer commands recorded since the last clear (kept apart from the events).
+using ExecgraphCaptureFillBufferCommandsFunction = uint64_t (*)();
 }
 
 namespace execgraph::test {

@@ -60,11 +60,15 @@ class CaptureReader {
         clear_ = reinterpret_cast<ExecgraphCaptureClearFunction>(dlsym(handle_, "ExecgraphCaptureClear"));
         update_buffer_bytes_ =
             reinterpret_cast<ExecgraphCaptureUpdateBufferBytesFunction>(dlsym(handle_, "ExecgraphCaptureUpdateBufferBytes"));
+        fill_buffer_commands_ =
+            reinterpret_cast<ExecgraphCaptureFillBufferCommandsFunction>(dlsym(handle_, "ExecgraphCaptureFillBufferCommands"));
     }
     ~CaptureReader() {
         if (handle_ != nullptr) dlclose(handle_);
     }
-    bool ok() const { return events_ != nullptr && clear_ != nullptr && update_buffer_bytes_ != nullptr; }
+    bool ok() const {
+        return events_ != nullptr && clear_ != nullptr && update_buffer_bytes_ != nullptr && fill_buffer_commands_ != nullptr;
+    }
     void Clear() const { clear_(); }
     std::vector<std::string> Events() const {
         std::vector<std::string> lines;
@@ -73,12 +77,14 @@ class CaptureReader {
         return lines;
     }
     uint64_t UpdateBufferBytes() const { return update_buffer_bytes_(); }
+    uint64_t FillBufferCommands() const { return fill_buffer_commands_(); }
 
   private:
     void* handle_ = nullptr;
     ExecgraphCaptureEventsFunction events_ = nullptr;
     ExecgraphCaptureClearFunction clear_ = nullptr;
     ExecgraphCaptureUpdateBufferBytesFunction update_buffer_bytes_ = nullptr;
+    ExecgraphCaptureFillBufferCommandsFunction fill_buffer_commands_ = nullptr;
 };
 
 // The capture as a debugger shows it: for every dispatch, the label regions it sits in, outermost first.
@@ -326,6 +332,9 @@ void ExpectLevelStructure(GraphTestContext& context, CaptureReader& capture, boo
     EXPECT_EQ(in_report, finish_passes) << Joined(events);
     const size_t level_passes = direct_levels ? (level1_direct ? 0u : 1u) : 3u;
     EXPECT_EQ(labels.dispatches.size(), finish_passes + (indirect_level_pass ? 0u : level_passes)) << Joined(events);
+    // The begin transfers zero this small graph's half counters, node states and statistics with inline data, not with
+    // vkCmdFillBuffer, which cost an H100 far more GPU time (kInlineZeroMaxBytes in layer/scheduler.cpp).
+    EXPECT_EQ(capture.FillBufferCommands(), 0u);
     EXPECT_EQ(context.log().Problems(), "");
 }
 
@@ -456,6 +465,7 @@ TEST_F(DebugLabels, AHostDispatchOfADirectLevelZeroHasNoMetaPassBeforeItsNode) {
             }
         }
         EXPECT_EQ(commands, test.commands) << Joined(events);
+        EXPECT_EQ(capture.FillBufferCommands(), 0u) << "half 1 is zeroed inline (kInlineZeroMaxBytes)";
         const char* report_id = test.statistics ? "EXECGRAPH-STATISTICS" : "EXECGRAPH-DROPPED-WORK";
         EXPECT_EQ(context.log().CountWithId(report_id), test.reports) << context.log().Problems();
         if (!test.initialize) {
@@ -531,6 +541,8 @@ TEST_F(DebugLabels, ALargeGraphsHostPreparedLevelZeroRewritesOnlyItsOwnTables) {
     EXPECT_EQ(commands, expected) << Joined(events);
     constexpr uint64_t kTablesBytes = (kSinks + 1) * 64 + kSinks * sizeof(uint32_t);
     EXPECT_LT(capture.UpdateBufferBytes(), kTablesBytes);
+    // Half 1's 49 KiB of node states and the statistics around the entry node's are filled, not sent inline.
+    EXPECT_GE(capture.FillBufferCommands(), 2u);
     EXPECT_EQ(context.log().Problems(), "");
     context.Destroy(uav);
 }
