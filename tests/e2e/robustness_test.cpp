@@ -321,6 +321,50 @@ TEST_F(Robustness, UninitializedScratchIsReportedWhereTheHostPreparedADirectLeve
     context_.log().Clear();
 }
 
+// Every dispatch starts from cleared counters, node states and statistics, whichever way the begin clears their runs
+// (inline zeros up to kInlineZeroMaxBytes, vkCmdFillBuffer beyond: layer/scheduler.cpp). A 1025-node graph has three runs
+// of more than 16 KiB (half 0's and half 1's node states, the statistics after Entry's), and after a dispatch half 1
+// holds the sinks' record counts and directory bases: a second dispatch on the same scratch that did not clear them
+// would run the first one's records again or lose its own.
+TEST_F(Robustness, DispatchesOfALargeGraphStartFromClearedScratch) {
+    constexpr uint32_t kSinks = 1024;
+    TestBuffer& uav = Uav(2 * kSinks);
+    VkPipelineLayout layout = context_.CreateStorageBufferLayout({&uav});
+    VkPipeline graph = context_.CreateGraph(ClassificationStages(kSinks), layout);
+    ASSERT_NE(graph, VK_NULL_HANDLE) << context_.log().Problems();
+    VkExecutionGraphPipelineScratchSizeAMDX size{VK_STRUCTURE_TYPE_EXECUTION_GRAPH_PIPELINE_SCRATCH_SIZE_AMDX};
+    ASSERT_EQ(context_.vkGetExecutionGraphPipelineScratchSizeAMDX(context_.device(), graph, &size), VK_SUCCESS);
+    TestBuffer& scratch = Own(context_.CreateScratch(size.minSize));
+    ASSERT_NE(scratch.mapped, nullptr);
+    std::memset(scratch.mapped, 0xA5, scratch.size);  // initialization must clear what the dispatches read
+    context_.Submit(
+        [&](VkCommandBuffer cmd) { context_.vkCmdInitializeGraphScratchMemoryAMDX(cmd, graph, scratch.address, scratch.size); });
+    struct ClassifyRecord {
+        uint32_t node_idx, value;
+    };
+    const std::vector<std::vector<ClassifyRecord>> dispatches = {
+        {{3, 10}, {kSinks - 1, 7}, {600, 1}}, {{5, 20}, {kSinks - 1, 9}}, {{3, 30}, {0, 2}, {5, 4}, {600, 8}}};
+    std::vector<uint32_t> expected(2 * kSinks, 0);
+    for (const std::vector<ClassifyRecord>& records : dispatches) {
+        VkDispatchGraphInfoAMDX info{
+            context_.NodeIndex(graph, "Entry", 0), static_cast<uint32_t>(records.size()), {}, sizeof(ClassifyRecord)};
+        info.payloads.hostAddress = records.data();
+        VkDispatchGraphCountInfoAMDX count_info{1, {}, sizeof(info)};
+        count_info.infos.hostAddress = &info;
+        context_.Submit([&](VkCommandBuffer cmd) {
+            BindGraph(cmd, graph, layout, context_.descriptor_set());
+            context_.vkCmdDispatchGraphAMDX(cmd, scratch.address, scratch.size, &count_info);
+        });
+        // Each Entry record sends 8 records {value + thread} to its sink, which adds them up and counts them.
+        for (const ClassifyRecord& record : records) {
+            for (uint32_t thread = 0; thread < 8; ++thread) expected[2 * record.node_idx] += record.value + thread;
+            expected[2 * record.node_idx + 1] += 8;
+        }
+        ExpectUav(uav, expected);
+    }
+    EXPECT_EQ(context_.log().Problems(), "");
+}
+
 // A dispatch that rewrote the tables (above) leaves them another graph's in scratch that was initialised for this one.
 // This graph's level 0 has a level pass (its dispatch names two nodes), which checks initialization: it must not trust
 // those tables (GraphHeader::tables_tag), so nothing runs and the records are reported, until scratch is initialised
