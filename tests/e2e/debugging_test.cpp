@@ -216,6 +216,22 @@ std::vector<std::string> DispatchCaptured(GraphTestContext& context, CaptureRead
     return capture.Events();
 }
 
+// The commands recorded inside the vkCmdDispatchGraphAMDX label region of `events`, without labels and pipeline binds.
+std::vector<std::string> DispatchCommands(const std::vector<std::string>& events) {
+    std::vector<std::string> commands;
+    int depth = 0;
+    for (const std::string& event : events) {
+        if (event.starts_with("begin ")) {
+            depth += depth > 0 || event.starts_with("begin vkCmdDispatchGraphAMDX") ? 1 : 0;
+        } else if (depth > 0 && event == "end") {
+            --depth;
+        } else if (depth > 0 && !event.starts_with("bind_pipeline ")) {
+            commands.push_back(event);
+        }
+    }
+    return commands;
+}
+
 class DebugLabels : public ::testing::Test {
   protected:
     void SetUp() override {
@@ -452,19 +468,7 @@ TEST_F(DebugLabels, AHostDispatchOfADirectLevelZeroHasNoMetaPassBeforeItsNode) {
         ASSERT_FALSE(events.empty());
         for (uint32_t i = 0; i < 64; ++i)
             EXPECT_EQ(uav.As<uint32_t>()[i], i < records.size() ? 7 * i + 3 : 0u) << "UAV[" << i << "]";
-        // The dispatch's commands (inside its label region), without labels and binds.
-        std::vector<std::string> commands;
-        int depth = 0;
-        for (const std::string& event : events) {
-            if (event.starts_with("begin ")) {
-                depth += depth > 0 || event.starts_with("begin vkCmdDispatchGraphAMDX") ? 1 : 0;
-            } else if (depth > 0 && event == "end") {
-                --depth;
-            } else if (depth > 0 && !event.starts_with("bind_pipeline ")) {
-                commands.push_back(event);
-            }
-        }
-        EXPECT_EQ(commands, test.commands) << Joined(events);
+        EXPECT_EQ(DispatchCommands(events), test.commands) << Joined(events);
         EXPECT_EQ(capture.FillBufferCommands(), 0u) << "half 1 is zeroed inline (kInlineZeroMaxBytes)";
         const char* report_id = test.statistics ? "EXECGRAPH-STATISTICS" : "EXECGRAPH-DROPPED-WORK";
         EXPECT_EQ(context.log().CountWithId(report_id), test.reports) << context.log().Problems();
@@ -519,17 +523,7 @@ TEST_F(DebugLabels, ALargeGraphsHostPreparedLevelZeroRewritesOnlyItsOwnTables) {
         EXPECT_EQ(uav.As<uint32_t>()[2 * sink], sum) << "B[" << sink << "] sum";
         EXPECT_EQ(uav.As<uint32_t>()[2 * sink + 1], count) << "B[" << sink << "] count";
     }
-    std::vector<std::string> commands;
-    int depth = 0;
-    for (const std::string& event : events) {
-        if (event.starts_with("begin ")) {
-            depth += depth > 0 || event.starts_with("begin vkCmdDispatchGraphAMDX") ? 1 : 0;
-        } else if (depth > 0 && event == "end") {
-            --depth;
-        } else if (depth > 0 && !event.starts_with("bind_pipeline ")) {
-            commands.push_back(event);
-        }
-    }
+    const std::vector<std::string> commands = DispatchCommands(events);
     // Level 1's level pass: an indirect dispatch on a CPU device (LevelPassDispatchedIndirectlyFor in layer/scheduler.h).
     VkPhysicalDeviceProperties properties;
     vkGetPhysicalDeviceProperties(context.physical_device(), &properties);
