@@ -82,8 +82,9 @@ constexpr VkDeviceSize kUpdateBufferMax = 65536;  // vkCmdUpdateBuffer dataSize 
 // (vkCmdUpdateBuffer) up to this many bytes, and with vkCmdFillBuffer beyond. On the H100 (NVIDIA 580) a fill cost far
 // more GPU time than its bytes: zeroing half 1 of `overhead_single` (176 bytes) inline instead took its dispatch from 13.8
 // to 11.3 µs, `classify_8` -4.1%, `fan_out_tree` -3.2%, `thread_launch` -2.7%, `recursion` -2.6% (docs/performance.md).
-// Inline bytes cost recording time instead (about 0.2 µs per KiB there), so large runs (a 1025-node graph's 49 KiB of
-// node states) keep the fill, which was the faster choice for them on an H200 (kHostLevelZeroFillRunBytes).
+// Inline bytes cost recording time instead (about 0.2 µs per KiB there), and longer runs (a 1025-node graph's 49 KiB of
+// node states) keep the fill: neither inline zeros up to 16 KiB nor a compute pass clearing them beside the transfers
+// made the larger graphs faster on the H100.
 constexpr VkDeviceSize kInlineZeroMaxBytes = 4096;
 
 // NodeStaticInfo::launch of a dynamic broadcast node: spirv::LaunchKind::kBroadcastDynamic, kLaunchBroadcastDynamic in
