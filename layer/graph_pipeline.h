@@ -57,6 +57,8 @@ struct GraphNode {
     std::array<uint32_t, 3> lowered_local_size{1, 1, 1};
     bool level_hand_off = true;  // its lowered module has the level hand-off (spirv::LoweringOptions::level_hand_off)
     bool group_level_hand_off = false;  // ... able to prepare a group consumer (spirv::LoweringOptions::group_level_hand_off)
+    // ... and to check initialization first (spirv::LoweringOptions::group_hand_off_checks_initialization)
+    bool group_hand_off_checks_initialization = false;
 };
 
 struct GraphPipeline {

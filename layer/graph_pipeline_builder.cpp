@@ -13,6 +13,7 @@
 #include <optional>
 #include <set>
 #include <sstream>
+#include <string_view>
 #include <unordered_map>
 
 #include "execgraph/spirv/lowering.h"
@@ -275,6 +276,7 @@ std::string LoweredPipelineKey(const NodeSource& source, const spirv::LoweringOp
                                 options.reserve_per_workgroup,
                                 options.indirect_level_pass,
                                 options.group_level_hand_off,
+                                options.group_hand_off_checks_initialization,
                                 options.node_table_offset,
                                 options.node_stats_offset,
                                 options.node_count};
@@ -338,8 +340,8 @@ uint32_t RecordStride(const spirv::RecordLayout& record) {
 // - a node whose outputs name one node that could be a direct level's consumer (a node whose directory the record list
 //   can be, that shares no input and whose input nobody shares), not counting itself (a recursion's deepest level
 //   sends only to the other target), or only itself;
-// - a node whose outputs name only nodes that could together be a direct level's consumer group: at most
-//   kDirectLevelGroupMaxMembers static broadcast nodes of one source (a node array), each a possible direct consumer
+// - a node whose outputs name only nodes that could together be a direct level's consumer group: two or more
+//   static broadcast nodes of one source (a node array), each a possible direct consumer
 //   (GraphPlan::FormDispatchGroups makes such a level direct where they form the level's one dispatch group), where its
 //   records run at most the device's limit of invocations (any number on GPUs, where nodes above
 //   kGroupHandOffMaxInvocationsPerRecordGpu make only small levels direct), with the hand-off's group code;
@@ -371,8 +373,8 @@ std::vector<std::string> SelectLevelHandOffs(const GraphPipeline& graph, bool di
         return ReadsRecordList(graph.nodes[n].info) && graph.static_infos[n].shares_input_with == runtime::kInvalidNode &&
                !shared_by_another[n];
     };
-    // Outputs that name only nodes that could together be a direct level's consumer group: at most
-    // kDirectLevelGroupMaxMembers static broadcast nodes of one source (a node array), each a possible direct consumer
+    // Outputs that name only nodes that could together be a direct level's consumer group: two or more static
+    // broadcast nodes of one source (a node array), each a possible direct consumer
     // (FormDispatchGroups makes such a level direct where they are the level's one dispatch group). Such nodes get the
     // group code of the hand-off (LoweringOptions::group_level_hand_off) where their records run at most the device's
     // limit of invocations, or, where it sets none (GPUs), all of them: on lavapipe the chain of node arrays ran 13 to
@@ -387,7 +389,7 @@ std::vector<std::string> SelectLevelHandOffs(const GraphPipeline& graph, bool di
         if (InvocationsPerRecord(graph.nodes[n].info) > group_max_invocations) continue;
         std::set<uint32_t> others = targets[n];
         others.erase(n);
-        if (others.size() < 2 || others.size() > kDirectLevelGroupMaxMembers) continue;
+        if (others.size() < 2) continue;
         const NodeSource& source = graph.nodes[*others.begin()].source;
         group_needed[n] = std::all_of(others.begin(), others.end(), [&](uint32_t t) {
             const NodeSource& other = graph.nodes[t].source;
@@ -397,6 +399,15 @@ std::vector<std::string> SelectLevelHandOffs(const GraphPipeline& graph, bool di
                    other.specialization_data == source.specialization_data;
         });
     }
+    // Entries whose hand-off may prepare a group level 1 after a host-prepared level 0 whose dispatch rewrote only their
+    // own tables (graphs whose tables exceed kWholeTablesRewriteMaxBytes) need the group code's check of initialization.
+    // The host prepares level 0 only for a consumer outside any dispatch group, so members of node arrays (a chain of
+    // them starts with one) go without it and keep sharing their lowering with the arrays after them.
+    const bool tables_rewritten_in_part =
+        uint64_t{count} * sizeof(runtime::NodeStaticInfo) + graph.output_table.size() * sizeof(uint32_t) >
+        kWholeTablesRewriteMaxBytes;
+    std::unordered_map<std::string_view, uint32_t> nodes_named;
+    for (const GraphNode& node : graph.nodes) ++nodes_named[node.name];
     std::vector<bool> needed(count, direct_levels && !max_invocations_per_record);
     if (direct_levels && max_invocations_per_record) {
         for (uint32_t n = 0; n < count; ++n) {
@@ -426,18 +437,23 @@ std::vector<std::string> SelectLevelHandOffs(const GraphPipeline& graph, bool di
             needed[n] = false;
         }
     }
-    std::unordered_map<std::string, bool> needed_by_module, group_needed_by_module;
+    std::unordered_map<std::string, bool> needed_by_module, group_needed_by_module, check_needed_by_module;
     std::vector<std::string> keys(count);
     for (uint32_t n = 0; n < count; ++n) {
         (*options)[n].level_hand_off = false;
         (*options)[n].group_level_hand_off = false;
+        (*options)[n].group_hand_off_checks_initialization = false;
         keys[n] = LoweredPipelineKey(graph.nodes[n].source, (*options)[n]);
         needed_by_module[keys[n]] = needed_by_module[keys[n]] || needed[n];
         group_needed_by_module[keys[n]] = group_needed_by_module[keys[n]] || (needed[n] && group_needed[n]);
+        check_needed_by_module[keys[n]] =
+            check_needed_by_module[keys[n]] || (needed[n] && group_needed[n] && tables_rewritten_in_part &&
+                                                graph.static_infos[n].is_api_entry && nodes_named[graph.nodes[n].name] == 1);
     }
     for (uint32_t n = 0; n < count; ++n) {
         (*options)[n].level_hand_off = needed_by_module[keys[n]];
         (*options)[n].group_level_hand_off = (*options)[n].level_hand_off && group_needed_by_module[keys[n]];
+        (*options)[n].group_hand_off_checks_initialization = (*options)[n].group_level_hand_off && check_needed_by_module[keys[n]];
         // The keys above were made with the flags unset.
         keys[n] = LoweredPipelineKey(graph.nodes[n].source, (*options)[n]);
     }
@@ -521,7 +537,7 @@ void GraphPipeline::BuildDispatchPlan() {
              std::accumulate(nodes[n].output_table_length.begin(), nodes[n].output_table_length.end(), 0u), nodes[n].level_hand_off,
              nodes[n].group_level_hand_off,
              nodes[n].group_level_hand_off && InvocationsPerRecord(nodes[n].info) > kGroupHandOffMaxInvocationsPerRecordGpu,
-             nodes[n].lowering_group});
+             nodes[n].lowering_group, nodes[n].group_hand_off_checks_initialization});
     }
     dispatch_plan.FormDispatchGroups();
     // What the level pass and the lowered nodes of a dispatch group read in scratch (written at initialization).
@@ -890,6 +906,7 @@ GraphBuildResult BuildExecutionGraphPipeline(DeviceState& device, VkPipelineCach
         const spirv::LoweringOptions& options = node_options[n];
         node.level_hand_off = options.level_hand_off;
         node.group_level_hand_off = options.group_level_hand_off;
+        node.group_hand_off_checks_initialization = options.group_hand_off_checks_initialization;
         const std::string& key = pipeline_keys[n];
         if (auto shared = first_node_by_key.find(key); shared != first_node_by_key.end()) {
             const GraphNode& first = *shared->second;

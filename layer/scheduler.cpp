@@ -223,8 +223,7 @@ struct HostLevelZero {
 //   only its classification node's 4 KB (and filling its 32 KiB of zero statistics rather than writing them) took
 //   `classify_8_of_1024` from 84.1 to 72.2 µs and `classify_1024` from 91.8 to 79.0 (docs/performance.md).
 enum class TablesRewrite { kNone, kAll, kLevelZeroConsumer };
-// Tables up to this size are rewritten whole (kAll); it holds those of graphs of about 250 nodes.
-constexpr size_t kWholeTablesRewriteMaxBytes = 16384;
+// Tables up to kWholeTablesRewriteMaxBytes (scheduler.h) are rewritten whole (kAll).
 // Beyond it, graphs whose level 1 has no level pass to check initialization keep level 0's pass: 128 KiB holds the
 // tables of about 2000 nodes.
 constexpr size_t kRewrittenTablesMaxBytes = 131072;
@@ -607,6 +606,7 @@ RecordResult SchedulerRecorder::RecordInitialize(VkCommandBuffer cmd, const Scra
     GraphHeader header = HeaderFor(*layout);
     header.magic = runtime::kScratchMagic;
     header.graph_tag = graph_tag;
+    header.dispatch_graph_tag = graph_tag;
     header.tables_tag = graph_tag;
     UpdateBuffer(cmd, scratch.buffer, scratch.offset, &header, sizeof(header));
     if (!nodes.empty()) {
@@ -719,15 +719,12 @@ void GraphPlan::FormDispatchGroups() {
         if (qualifies) list_directory_group[level] = first;
     }
     // Such a level can be direct too, after level 0 (which the host or the entry pass prepares for single consumers
-    // only): the last workgroup of the level before writes the group's arguments and each member's statistics, looping
-    // over the members (LevelHandOffPass), so only groups of at most kDirectLevelGroupMaxMembers qualify. Every node of
-    // the level before needs the hand-off, as for a single consumer.
+    // only): the last workgroup of the level before writes the group's arguments, and with the statistics each member's,
+    // looping over the members (LevelHandOffPass; RecordDispatch gives groups of more than kDirectLevelGroupMaxMembers a
+    // level pass there). Every node of the level before needs the hand-off, as for a single consumer.
     for (size_t level = 1; level < levels.size() && level < runtime::kMaxLevels; ++level) {
         const uint32_t first = list_directory_group[level];
-        if (first == kInvalidNode || direct_level_consumer[level] != kInvalidNode ||
-            dispatch_group_size[first] > kDirectLevelGroupMaxMembers) {
-            continue;
-        }
+        if (first == kInvalidNode || direct_level_consumer[level] != kInvalidNode) continue;
         if (std::all_of(levels[level - 1].begin(), levels[level - 1].end(), [this, count](uint32_t n) {
                 return n < count && nodes[n].level_hand_off && nodes[n].group_level_hand_off;
             })) {
@@ -791,10 +788,16 @@ RecordResult SchedulerRecorder::RecordDispatch(VkCommandBuffer cmd, const Scratc
     // Set once level 0 is laid out: the host prepared it, and it runs at most kSmallProducerLevelMaxWorkgroups
     // workgroups (GraphPlan::direct_level_needs_small_producers). Until then, such a level 1 counts as not direct.
     bool small_level_zero = false;
+    // NodeStats' records, dispatches and workgroups are kept (kLevelKeepStatistics): always without a report (scheduler
+    // tests), else with the `statistics` setting.
+    const bool statistics_kept = requested_report.address == 0 || !requested_report.stats_only_on_drops;
     auto is_direct = [&](uint32_t level) {
         if (!options.direct_levels || !fused || level >= plan.direct_level_consumer.size()) return false;
         const uint32_t consumer = plan.direct_level_consumer[level];
         if (consumer == kInvalidNode) return false;
+        if (statistics_kept && plan.DirectLevelIsGroup(level) && plan.dispatch_group_size[consumer] > kDirectLevelGroupMaxMembers) {
+            return false;
+        }
         if (level < plan.direct_level_needs_small_producers.size() && plan.direct_level_needs_small_producers[level] != 0 &&
             !(level == 1 && small_level_zero)) {
             return false;
@@ -823,8 +826,11 @@ RecordResult SchedulerRecorder::RecordDispatch(VkCommandBuffer cmd, const Scratc
         // TablesRewrite for level 0's consumer, or kNone where the host cannot prepare level 0.
         auto rewrite_for = [&](uint32_t consumer) {
             if (!tables_known) return TablesRewrite::kNone;
+            // Level 1 checks initialization where it has a level pass, and where it is a direct group level whose
+            // preparer, this consumer, checks in its hand-off (runtime::kDirectLevelChecksInitialization).
+            const bool hand_off_checks = plan.DirectLevelIsGroup(1) && plan.nodes[consumer].group_hand_off_checks_initialization;
             const bool level_one_checks =
-                plan.levels.size() >= 2 && !is_direct(1) && plan.node_table[consumer].dispatch_group_size <= 1;
+                plan.levels.size() >= 2 && (!is_direct(1) || hand_off_checks) && plan.node_table[consumer].dispatch_group_size <= 1;
             if (level_one_checks && tables_bytes > kWholeTablesRewriteMaxBytes) return TablesRewrite::kLevelZeroConsumer;
             return tables_bytes <= kRewrittenTablesMaxBytes ? TablesRewrite::kAll : TablesRewrite::kNone;
         };
@@ -833,11 +839,14 @@ RecordResult SchedulerRecorder::RecordDispatch(VkCommandBuffer cmd, const Scratc
                                   plan.node_table[sole].launch == kLaunchBroadcastDynamic &&
                                   plan.node_table[sole].dispatch_group_size <= 1 && plan.sharing_node_count() == 0;
         const uint32_t consumer = is_direct(0) ? plan.direct_level_consumer[0] : sole_dynamic ? sole : kInvalidNode;
-        if (consumer != kInvalidNode) tables_rewrite = rewrite_for(consumer);
-        if (tables_rewrite != TablesRewrite::kNone &&
+        if (consumer != kInvalidNode && tables_known &&
             LayOutHostLevelZero(entries.count_info, plan, *layout, level_pass_records_per_workgroup_, consumer,
                                 host_level_zero_storage)) {
-            host_level_zero = &host_level_zero_storage;
+            // A group level 1 that needs a small level 0 (GraphPlan::direct_level_needs_small_producers) is direct
+            // where the host prepared level 0 and it is small, and whether it is decides which rewrite level 0 needs.
+            small_level_zero = host_level_zero_storage.prepared_workgroups <= kSmallProducerLevelMaxWorkgroups;
+            tables_rewrite = rewrite_for(consumer);
+            if (tables_rewrite != TablesRewrite::kNone) host_level_zero = &host_level_zero_storage;
         }
         if (!host_level_zero && !is_direct(0) &&
             LayOutHostLevelZero(entries.count_info, plan, *layout, level_pass_records_per_workgroup_, kInvalidNode,
@@ -846,18 +855,18 @@ RecordResult SchedulerRecorder::RecordDispatch(VkCommandBuffer cmd, const Scratc
         }
     }
     const bool host_prepared_level_zero = host_level_zero && host_level_zero->prepared_consumer != kInvalidNode;
-    // The tables were rewritten whole (TablesRewrite::kAll), as for a direct level 1: where level 1 is not direct, that
-    // choice depended only on their size, so deciding level 1 now changes nothing laid out above.
-    small_level_zero = host_prepared_level_zero && tables_rewrite == TablesRewrite::kAll &&
-                       host_level_zero->prepared_workgroups <= kSmallProducerLevelMaxWorkgroups;
+    // As rewrite_for assumed above, so deciding level 1 now changes nothing laid out there.
+    small_level_zero = host_prepared_level_zero && host_level_zero->prepared_workgroups <= kSmallProducerLevelMaxWorkgroups;
     if (!host_prepared_level_zero) tables_rewrite = TablesRewrite::kNone;
     // The level whose pass checks that scratch was initialized for this graph (MetaShader::kLevelCheckingInitialization),
     // as the entry pass would have: level 0 where the host wrote its records but left its preparation to its level pass,
-    // level 1 where level 0's dispatch had only its own tables rewritten. (kInvalidNode: the entry pass checks, or every
-    // level reads rewritten tables.)
-    const uint32_t checking_level = host_level_zero && !host_prepared_level_zero          ? 0u
-                                    : tables_rewrite == TablesRewrite::kLevelZeroConsumer ? 1u
-                                                                                          : kInvalidNode;
+    // level 1 where level 0's dispatch had only its own tables rewritten and level 1 is not direct. (kInvalidNode: the
+    // entry pass checks, level 0's hand-off does (a direct group level 1), or every level reads rewritten tables.)
+    const bool level_one_hand_off_checks = tables_rewrite == TablesRewrite::kLevelZeroConsumer && is_direct(1);
+    const uint32_t checking_level = host_level_zero && !host_prepared_level_zero ? 0u
+                                    : tables_rewrite == TablesRewrite::kLevelZeroConsumer && !level_one_hand_off_checks
+                                        ? 1u
+                                        : kInvalidNode;
     // A report that could only flag scratch not initialized for the graph is left out where the application recorded
     // that initialization (DispatchOptions::initialization_recorded): the dispatch's one level was prepared on the host,
     // which never lays out records it would drop (LayOutHostLevelZero), on tables the begin transfers rewrote whole, and its
@@ -954,6 +963,7 @@ RecordResult SchedulerRecorder::RecordDispatch(VkCommandBuffer cmd, const Scratc
 
     Barrier(cmd, kPriorStages, VK_ACCESS_2_SHADER_STORAGE_WRITE_BIT, VK_PIPELINE_STAGE_2_TRANSFER_BIT, VK_ACCESS_2_TRANSFER_WRITE_BIT);
     GraphHeader header = HeaderFor(*layout);
+    header.dispatch_graph_tag = plan.graph_tag;
     header.status_flags = staged.dropped != 0 ? uint32_t{runtime::kStatusHeapOverflow} : 0u;
     header.level_pass_records_per_workgroup = std::max(level_pass_records_per_workgroup_, 1u);
     header.dropped_records = staged.dropped;
@@ -1109,8 +1119,7 @@ RecordResult SchedulerRecorder::RecordDispatch(VkCommandBuffer cmd, const Scratc
     // NodeStats' records, dispatches and workgroups are read by the `statistics` line only: a dispatch whose report asks
     // for the statistics only on drops (the setting is off) has the level pass leave them alone, one load fewer on its
     // path. Without a report (scheduler tests) they are kept; a report left out (above) was asked for without them.
-    const uint32_t keep_statistics =
-        requested_report.address == 0 || !requested_report.stats_only_on_drops ? kLevelKeepStatistics : 0u;
+    const uint32_t keep_statistics = statistics_kept ? kLevelKeepStatistics : 0u;
     // What the node dispatches left bound; a meta pass (the level pass) replaces it. Direct levels have none, so their
     // nodes bind and push only what differs from the previous level's.
     VkPipelineLayout pushed_layout = VK_NULL_HANDLE;
@@ -1151,10 +1160,14 @@ RecordResult SchedulerRecorder::RecordDispatch(VkCommandBuffer cmd, const Scratc
         const uint32_t own_states_flag = one_dispatch ? runtime::kDirectLevelClearsOwnStates : 0u;
         // A direct level's preparer made the record list its consumer's directory (runtime::kLevelRecordListIsDirectory).
         const uint32_t pushed_level = level | (is_direct(level) ? runtime::kLevelRecordListIsDirectory : 0u);
-        const uint32_t next_level_consumer = !is_direct(level + 1) ? kInvalidNode
-                                             : plan.DirectLevelIsGroup(level + 1)
-                                                 ? plan.direct_level_consumer[level + 1] | group_flags | own_states_flag
-                                                 : plan.direct_level_consumer[level + 1] | statistics_flag | own_states_flag;
+        // Level 0's hand-off checks initialization for a direct level 1 where the begin rewrote only level 0's tables
+        // (runtime::kDirectLevelChecksInitialization; rewrite_for allows that only for a group level 1).
+        const uint32_t checks_flag = level == 0 && level_one_hand_off_checks ? runtime::kDirectLevelChecksInitialization : 0u;
+        const uint32_t next_level_consumer =
+            !is_direct(level + 1) ? kInvalidNode
+            : plan.DirectLevelIsGroup(level + 1)
+                ? plan.direct_level_consumer[level + 1] | group_flags | own_states_flag | checks_flag
+                : plan.direct_level_consumer[level + 1] | statistics_flag | own_states_flag;
         if (labels) BeginLabel(cmd, "level " + std::to_string(level));
         write_timestamp(1 + 2 * level);
         if (level == 0 && host_prepared_level_zero) {

@@ -101,6 +101,10 @@ struct NodeDispatchPlan {
     // Nodes of one pipeline form a dispatch group only where this matches too: nodes lowered from different sources
     // share a pipeline where their lowered code is the same (a chain's steps), but were not lowered as group members.
     uint32_t group_key = 0;
+    // Its group code can check initialization before it prepares a group consumer
+    // (spirv::LoweringOptions::group_hand_off_checks_initialization): where it is level 0's host-prepared consumer, the
+    // begin transfers may then rewrite only its own tables before a direct group level 1 (TablesRewrite).
+    bool group_hand_off_checks_initialization = false;
 };
 
 // Limits of the fused level pass (meta_shaders/level.comp keeps each graph node's directory range in shared memory and
@@ -112,11 +116,18 @@ inline constexpr uint32_t kFusedLevelMaxNodes = 2048;
 // of them fit a multiprocessor at once; no other row moved by more than 0.4% (docs/performance.md).
 inline constexpr uint32_t kFusedLevelSmallGraphMaxNodes = 512;
 inline constexpr uint32_t kFusedLevelMaxSharingNodes = 64;
-// The most members of a dispatch group that a direct level may have as its consumer (GraphPlan::FormDispatchGroups): the
-// last workgroup of the level before loops over them, one member after the other, to write their statistics. Only
-// nodes lowered with the hand-off's group code (LoweringOptions::group_level_hand_off; SelectLevelHandOffs says which) prepare such
-// levels.
+// The most members of a dispatch group that a direct level may have as its consumer where the dispatch keeps the
+// statistics (RecordDispatch): the last workgroup of the level before then loops over them, one member after the other in
+// one invocation, to write their statistics; larger groups get a level pass there. Without the statistics the hand-off
+// reads nothing per member, so any group qualifies (a classify node's 1024 shading nodes: on an H200 `classify_1024`
+// 57.6 -> 48.7 µs, docs/performance.md). Only nodes lowered with the hand-off's group code
+// (LoweringOptions::group_level_hand_off; SelectLevelHandOffs says which) prepare such levels.
 inline constexpr uint32_t kDirectLevelGroupMaxMembers = 64;
+// A host-prepared level 0 rewrites the graph's node and output tables whole with its begin transfers up to this size
+// (graphs of about 250 nodes), and beyond it only level 0's consumer's entries (layer/scheduler.cpp, TablesRewrite), after
+// which level 1's preparer must check that scratch holds the graph's tables: a level pass, or for a direct group level 1
+// the group code's check (spirv::LoweringOptions::group_hand_off_checks_initialization).
+inline constexpr size_t kWholeTablesRewriteMaxBytes = 16384;
 // Records each workgroup of the fused level pass scatters. The producers of a level count the
 // workgroups its pass needs (HalfHeader::level_pass_workgroups: one per this many records, at least one), and the
 // scheduler launches enough for a full record list, of which the rest return at once. A small level so runs one

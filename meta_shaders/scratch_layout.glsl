@@ -60,7 +60,8 @@ const uint kGraphHeaderRecordHighWaterOffset = 72u;
 const uint kGraphHeaderLevelPassRecordsPerWorkgroupOffset = 76u;
 const uint kGraphHeaderLevelWorkgroupsOffset = 80u;
 const uint kGraphHeaderDirectLevelConsumerOffset = 88u;
-const uint kGraphHeaderTablesTagOffset = 236u;
+const uint kGraphHeaderDispatchGraphTagOffset = 236u;
+const uint kGraphHeaderTablesTagOffset = 240u;
 const uint kNodeStatsSize = 32u;
 const uint kNodeStatsRecordsOffset = 0u;
 const uint kNodeStatsDispatchesOffset = 4u;
@@ -136,8 +137,9 @@ layout(buffer_reference, std430, buffer_reference_align = 8) buffer GraphHeader 
     uint report_serial;
     uint report_stats;
     uint report_level;
+    uint dispatch_graph_tag;  // the graph this dispatch runs (scratch_layout.h)
     uint tables_tag;  // the graph whose node and output tables scratch holds (scratch_layout.h)
-    uint header_reserved[4];
+    uint header_reserved[3];
 };
 
 struct NodeStats {

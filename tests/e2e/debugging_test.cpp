@@ -541,6 +541,68 @@ TEST_F(DebugLabels, ALargeGraphsHostPreparedLevelZeroRewritesOnlyItsOwnTables) {
     context.Destroy(uav);
 }
 
+// AMD's classify shape with 1024 static broadcast members: level 1 is direct, with the members' dispatch group as its
+// consumer, although the begin transfers rewrite only Entry's tables (a group of more than kDirectLevelGroupMaxMembers
+// members qualifies where the statistics are not kept). Entry's last workgroup checks initialization in its hand-off
+// (runtime::kDirectLevelChecksInitialization) instead of a level pass: the dispatch is the begin barrier pair, Entry's
+// dispatch, one barrier and the group's dispatch (with the finish pass beside it, which writes the report), and the end
+// barrier. With the `statistics` setting level 1 has its level pass again, which writes each member's statistics. Each
+// case checks every member's UAV words.
+TEST_F(DebugLabels, ALargeStaticBroadcastArrayIsADirectLevelAfterItsClassifyNode) {
+    constexpr uint32_t kSinks = 1024;
+    for (const bool statistics : {false, true}) {
+        SCOPED_TRACE(statistics ? "statistics" : "no statistics");
+        if (statistics) setenv("VK_EXECGRAPH_SHADER_ENQUEUE_STATISTICS", "1", 1);
+        GraphTestContext context(WithCapture());
+        unsetenv("VK_EXECGRAPH_SHADER_ENQUEUE_STATISTICS");  // read when the instance is created
+        ASSERT_TRUE(context.ok());
+        CaptureReader capture;
+        ASSERT_TRUE(capture.ok()) << dlerror();
+        TestBuffer uav = context.CreateBuffer(4 * kSinks * sizeof(uint32_t), VK_BUFFER_USAGE_STORAGE_BUFFER_BIT);
+        std::memset(uav.As<uint32_t>(), 0, 4 * kSinks * sizeof(uint32_t));
+        struct Rec {
+            uint32_t node_idx, value;
+        };
+        const Rec records[] = {{kSinks - 1, 40}, {17, 3}, {600, 9}, {17, 1000}};
+        const std::vector<std::string> events =
+            DispatchCaptured(context, capture, ClassificationStages(kSinks, "array_static_sink"), uav, [&](VkPipeline graph) {
+                VkDispatchGraphInfoAMDX info{context.NodeIndex(graph, "Entry", 0), 4, {}, sizeof(Rec)};
+                info.payloads.hostAddress = records;
+                return std::vector<VkDispatchGraphInfoAMDX>{info};
+            });
+        ASSERT_FALSE(events.empty());
+        std::vector<uint32_t> expected(4 * kSinks, 0);
+        for (const Rec& record : records) {
+            for (uint32_t thread = 0; thread < 8; ++thread) AddStaticSinkRecord(expected, record.node_idx, record.value + thread);
+        }
+        size_t wrong = 0;
+        for (uint32_t i = 0; i < 4 * kSinks; ++i) {
+            if (uav.As<uint32_t>()[i] != expected[i] && ++wrong <= 8) {
+                ADD_FAILURE() << "UAV[" << i << "] = " << uav.As<uint32_t>()[i] << ", expected " << expected[i];
+            }
+        }
+        EXPECT_EQ(wrong, 0u);
+        // With the statistics, level 1's pass is one workgroup's direct dispatch on every device (the level's record list
+        // is the group's directory: nothing to scatter), and it writes the report where the preparer does.
+        std::vector<std::string> expected_commands{"barrier", "barrier", "dispatch_indirect", "barrier"};
+        if (statistics) {
+            expected_commands.insert(expected_commands.end(), {"dispatch", "barrier"});
+            if (!PreparerReports(context)) expected_commands.push_back("dispatch");
+        } else {
+            expected_commands.push_back("dispatch");  // the finish pass: a direct last level's preparer is a node
+        }
+        expected_commands.insert(expected_commands.end(), {"dispatch_indirect", "barrier"});
+        EXPECT_EQ(DispatchCommands(events), expected_commands) << Joined(events);
+        // Only Entry's 64-byte table entry and its one output-table entry besides the header, not 68 KiB of tables.
+        constexpr uint64_t kTablesBytes = (kSinks + 1) * 64 + kSinks * sizeof(uint32_t);
+        EXPECT_LT(capture.UpdateBufferBytes(), kTablesBytes / 4);
+        EXPECT_EQ(context.log().CountWithId("EXECGRAPH-STATISTICS"), statistics ? 1u : 0u) << context.log().Problems();
+        context.log().Clear();
+        EXPECT_EQ(context.log().Problems(), "");
+        context.Destroy(uav);
+    }
+}
+
 // A chain of node arrays (array_chain_step: each level four static broadcast members of one module, every record of a
 // level reaching that level's array) runs its levels after level 0 as direct levels whose consumer is the array's
 // dispatch group (GraphPlan::FormDispatchGroups, runtime::kDirectLevelGroupConsumer): the last workgroup of the level
@@ -595,7 +657,7 @@ TEST_F(DebugLabels, LevelsOfANodeArrayChainAreDirectWithTheGroupAsConsumer) {
     }
     // L0 and L1 lower to the same code (their modules differ only in the name of the next level), so they share one
     // pipeline, which level 1 need not bind again; still each level's group holds only its own array, whose members were
-    // lowered as one group (a group spanning levels would not fit kDirectLevelGroupMaxMembers in a longer chain).
+    // lowered as one group (a group spanning levels would be no list-directory group: GraphPlan::FormDispatchGroups).
     for (uint32_t level = 0; level < kLevels; ++level) {
         const std::string region = "level " + std::to_string(level), array = "L" + std::to_string(level);
         std::vector<std::string> dispatched, bound;

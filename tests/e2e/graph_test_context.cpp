@@ -88,13 +88,19 @@ std::vector<NodeStage> UniformAllocateArrayStages(uint32_t pad_words) {
     return stages;
 }
 
-std::vector<NodeStage> ClassificationStages(uint32_t sinks) {
+std::vector<NodeStage> ClassificationStages(uint32_t sinks, const char* sink_module) {
     // %uint_4 is the corpus module's PayloadNodeArraySizeAMDX, and only that.
     std::vector<NodeStage> stages{
         {WithUintConstant(ReadCorpus("output_node_array_runtime_index"), "%uint_4", sinks), "main", "Entry"}};
-    const std::string sink = ReadModule("array_sink");
+    const std::string sink = ReadModule(sink_module);
     for (uint32_t member = 0; member < sinks; ++member) stages.push_back({sink, "main", "B", member});
     return stages;
+}
+
+void AddStaticSinkRecord(std::vector<uint32_t>& expected, uint32_t member, uint32_t value) {
+    expected[4 * member] += 6 * value;
+    expected[4 * member + 1] += 6;
+    expected[4 * member + 2] += 0x020202u;
 }
 
 GraphTestContext::GraphTestContext(const GraphTestOptions& test_options) {

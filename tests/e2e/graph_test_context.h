@@ -150,8 +150,14 @@ std::vector<uint32_t> ArrayChainExpectedUav(uint32_t width, uint32_t levels, uin
 // tests/spirv_corpus/output_node_array_runtime_index as "Entry" with an output array B of `sinks` members, and the
 // array_sink nodes B[0..sinks-1]: each Entry record {node_idx, value} sends 8 records {value + thread} to B[node_idx],
 // which adds them to UAV[2 * node_idx] and counts them in UAV[2 * node_idx + 1]. Level 0 is the static broadcast node
-// Entry, level 1 the node array: the classification shape, with sinks + 1 nodes.
-std::vector<NodeStage> ClassificationStages(uint32_t sinks);
+// Entry, level 1 the node array: the classification shape, with sinks + 1 nodes. With "array_static_sink" as the sink
+// module the members are static broadcast nodes (grid 3x1x1; AddStaticSinkRecord says what each record leaves), as
+// AMD's classify/compose: level 1 can then be a direct level with the members' dispatch group as its consumer.
+std::vector<NodeStage> ClassificationStages(uint32_t sinks, const char* sink_module = "array_sink");
+// Adds what one record of array_static_sink (grid 3x1x1, two invocations per workgroup) leaves in the UAV of member
+// `member`: its value six times, six invocations, and two invocations in each of the three low bytes of word 2 (one
+// byte per workgroup of the grid).
+void AddStaticSinkRecord(std::vector<uint32_t>& expected, uint32_t member, uint32_t value);
 // Replaces the one definition `%name = OpConstant %uint OLD` of a test module's text with VALUE (resizes a pad array).
 std::string WithUintConstant(std::string text, const std::string& name, uint32_t value);
 

@@ -258,15 +258,6 @@ struct IdxValue {
     uint32_t idx, v;
 };
 
-// Adds what one record of array_static_sink (grid 3x1x1, two invocations per workgroup) leaves in the UAV of member
-// `member`: its value six times, six invocations, and two invocations in each of the three low bytes of word 2 (one
-// byte per workgroup of the grid).
-void AddStaticSinkRecord(std::vector<uint32_t>& expected, uint32_t member, uint32_t value) {
-    expected[4 * member] += 6 * value;
-    expected[4 * member + 1] += 6;
-    expected[4 * member + 2] += 0x020202u;
-}
-
 // The same classify-to-array shape with static broadcast members (AMD's classify/compose): a group of static broadcast
 // nodes runs its members' records in directory order, and each workgroup reads its member from its directory entry
 // (docs/design.md, "Dispatch groups"). A workgroup that ran as the wrong member, as the wrong workgroup of its record's

@@ -95,6 +95,7 @@ class Robustness : public GraphTest {
 
     // Creating a one-node graph from the AMDX module `words` must fail with VK_ERROR_UNKNOWN, a null pipeline and one
     // EXECGRAPH-PIPELINE-CREATION message containing `needle`.
+    void ExpectLevelOneRefusesTablesNotInitializedForTheGraph(uint32_t kSinks, const char* sink_module);
     void ExpectGraphCreationFails(const std::vector<uint32_t>& words, const std::string& needle) {
         TestBuffer& uav = Uav(8);
         OneNodeGraph one;
@@ -432,16 +433,20 @@ TEST_F(Robustness, TablesAnotherGraphsDispatchRewroteAreNotTrusted) {
     EXPECT_EQ(context_.log().Problems(), "");
 }
 
-// A graph whose tables are too large to rewrite with every dispatch (301 nodes, 20 KB; layer/scheduler.cpp, TablesRewrite)
-// still has its level 0 prepared on the host, with only the tables that level 0 reads rewritten, and level 1's pass
-// checks initialization before it trusts the rest. In scratch full of garbage, level 0 runs on what was rewritten and
-// level 1's records are reported, not run on garbage tables. Initialized, everything runs. After another graph's dispatch
-// rewrote all of its own (smaller) tables, level 1 again refuses them, until scratch is initialized again.
-TEST_F(Robustness, ALargeGraphsLevelOneChecksInitializationWhereTheHostRewroteOnlyLevelZerosTables) {
-    constexpr uint32_t kSinks = 300;
-    TestBuffer& uav = Uav(2 * kSinks + 16);
+// A graph whose tables are too large to rewrite with every dispatch (layer/scheduler.cpp, TablesRewrite) still has its
+// level 0 prepared on the host, with only the tables that level 0 reads rewritten, and whoever prepares level 1 checks
+// initialization before level 1's nodes trust the rest. In scratch full of garbage, level 0 runs on what was rewritten
+// and level 1's records are reported, not run on garbage tables. Initialized, everything runs. After another graph's
+// dispatch rewrote all of its own (smaller) tables, level 1 again refuses them, until scratch is initialized again.
+// `sink_module` names the members of Entry's output array (ClassificationStages): with array_sink, coalescing nodes,
+// level 1 has a level pass that checks; with array_static_sink, static broadcast nodes, level 1 is direct with their
+// dispatch group as consumer, and Entry's last workgroup checks in its hand-off (runtime::kDirectLevelChecksInitialization).
+void Robustness::ExpectLevelOneRefusesTablesNotInitializedForTheGraph(uint32_t kSinks, const char* sink_module) {
+    const bool static_sinks = std::string(sink_module) == "array_static_sink";
+    const uint32_t words_per_sink = static_sinks ? 4 : 2;
+    TestBuffer& uav = Uav(words_per_sink * kSinks + 16);
     VkPipelineLayout layout = context_.CreateStorageBufferLayout({&uav});
-    VkPipeline large = context_.CreateGraph(ClassificationStages(kSinks), layout);
+    VkPipeline large = context_.CreateGraph(ClassificationStages(kSinks, sink_module), layout);
     VkPipeline small = context_.CreateGraph({ThreadNodeStage()}, layout);
     ASSERT_NE(large, VK_NULL_HANDLE) << context_.log().Problems();
     ASSERT_NE(small, VK_NULL_HANDLE) << context_.log().Problems();
@@ -470,16 +475,31 @@ TEST_F(Robustness, ALargeGraphsLevelOneChecksInitializationWhereTheHostRewroteOn
         });
     };
     // Each Entry record sends 8 records {value + thread} to its sink.
-    std::vector<uint32_t> expected(2 * kSinks + 16, 0);
-    for (const ClassifyRecord& record : classify) {
-        for (uint32_t thread = 0; thread < 8; ++thread) expected[2 * record.node_idx] += record.value + thread;
-        expected[2 * record.node_idx + 1] += 8;
-    }
+    std::vector<uint32_t> expected(words_per_sink * kSinks + 16, 0);
+    auto add_classify_records = [&]() {
+        for (const ClassifyRecord& record : classify) {
+            for (uint32_t thread = 0; thread < 8; ++thread) {
+                if (static_sinks) {
+                    AddStaticSinkRecord(expected, record.node_idx, record.value + thread);
+                } else {
+                    expected[2 * record.node_idx] += record.value + thread;
+                    expected[2 * record.node_idx + 1] += 1;
+                }
+            }
+        }
+    };
+    add_classify_records();
 
     dispatch_large(false);
     ExpectUav(uav, {});
     EXPECT_EQ(CountMessages(context_.log(), "EXECGRAPH-DROPPED-WORK", "24 records were dropped (scratch was not initialized"), 1u)
         << context_.log().Problems();
+    // Charged to the sinks that lost them, at level 1: B[0] 8, B[2] 8 and B[kSinks - 1] 8.
+    for (const uint32_t sink : {0u, 2u, kSinks - 1}) {
+        const std::string charge =
+            "Node B[" + std::to_string(sink) + "]: 8 records dropped from level 1 (scratch was not initialized";
+        EXPECT_EQ(CountMessages(context_.log(), "EXECGRAPH-DROPPED-WORK", charge), 1u) << context_.log().Problems();
+    }
     EXPECT_EQ(context_.log().CountWithId("EXECGRAPH-DROPPED-WORK"), 1u) << context_.log().Problems();
     context_.log().Clear();
 
@@ -490,7 +510,7 @@ TEST_F(Robustness, ALargeGraphsLevelOneChecksInitializationWhereTheHostRewroteOn
     // "small" rewrites all of its tables (and their tag) in scratch initialized for "large": it runs, and is reported (its
     // one level of a leaf node keeps its report because the latest initialization recorded there was "large"'s).
     std::vector<IndexValueRecord> small_records = IndexValueRecords(8, 500);
-    for (IndexValueRecord& record : small_records) record.index += 2 * kSinks;
+    for (IndexValueRecord& record : small_records) record.index += words_per_sink * kSinks;
     VkDispatchGraphInfoAMDX small_info = HostInfo(context_.NodeIndex(small, "main", 0), small_records);
     VkDispatchGraphCountInfoAMDX small_count_info{1, {}, sizeof(small_info)};
     small_count_info.infos.hostAddress = &small_info;
@@ -512,12 +532,17 @@ TEST_F(Robustness, ALargeGraphsLevelOneChecksInitializationWhereTheHostRewroteOn
 
     // Initialized again, all of it runs.
     dispatch_large(true);
-    for (const ClassifyRecord& record : classify) {
-        for (uint32_t thread = 0; thread < 8; ++thread) expected[2 * record.node_idx] += record.value + thread;
-        expected[2 * record.node_idx + 1] += 8;
-    }
+    add_classify_records();
     ExpectUav(uav, expected);
     EXPECT_EQ(context_.log().Problems(), "");
+}
+
+TEST_F(Robustness, ALargeGraphsLevelOneChecksInitializationWhereTheHostRewroteOnlyLevelZerosTables) {
+    ExpectLevelOneRefusesTablesNotInitializedForTheGraph(300, "array_sink");  // 301 nodes, 20 KB of tables
+}
+
+TEST_F(Robustness, ALargeGraphsDirectGroupLevelOneIsCheckedByLevelZerosHandOff) {
+    ExpectLevelOneRefusesTablesNotInitializedForTheGraph(1024, "array_static_sink");  // 1025 nodes, 68 KB of tables
 }
 
 // The same where level 0 has a level pass: a dispatch naming two nodes. The host then writes level 0's records with the

@@ -63,6 +63,7 @@ TEST(LayoutConsistency, GlslConstantsMatchTheCppHeader) {
         {"kGraphHeaderLevelPassRecordsPerWorkgroupOffset", offsetof(GraphHeader, level_pass_records_per_workgroup)},
         {"kGraphHeaderLevelWorkgroupsOffset", offsetof(GraphHeader, level_workgroups)},
         {"kGraphHeaderDirectLevelConsumerOffset", offsetof(GraphHeader, direct_level_consumer)},
+        {"kGraphHeaderDispatchGraphTagOffset", offsetof(GraphHeader, dispatch_graph_tag)},
         {"kGraphHeaderTablesTagOffset", offsetof(GraphHeader, tables_tag)},
         {"kMaxLevels", kMaxLevels},
         {"kNodeStatsSize", sizeof(NodeStats)},
@@ -169,7 +170,8 @@ TEST(LayoutConsistency, GlslStructsMatchTheCppStructs) {
     expected_header->direct_level_consumer[0] = 25;
     expected_header->direct_level_consumer[kMaxLevels - 1] = 26;
     expected_header->tables_tag = 20;
-    expected_header->reserved[3] = 21;
+    expected_header->reserved[2] = 21;
+    expected_header->dispatch_graph_tag = 30;
     expected_header->report_slot = 0x0123456789ABCDEFull;
     expected_header->report_serial = 27;
     expected_header->report_stats = 28;

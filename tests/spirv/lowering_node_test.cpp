@@ -910,7 +910,9 @@ TEST(LoweringFeatures, LevelHandOffClearsLevelPassWorkgroupsToOneWhereLevelPasse
 // lowered with the hand-off's group code (LoweringOptions::group_level_hand_off): where the scheduler pushes a group
 // consumer (runtime::kDirectLevelGroupConsumer) the last workgroup loops over the members, reading each one's record
 // count and writing its statistics (a 16-byte load and store), and writes the group's arguments (8 bytes) and group
-// words (16). Without the option none of that is there.
+// words (16). Without the option none of that is there. With LoweringOptions::group_hand_off_checks_initialization as
+// well, where the scheduler sets runtime::kDirectLevelChecksInitialization, it checks the header's tags and, in scratch
+// not initialized for the graph, loops over the nodes to charge their records as dropped.
 TEST(LoweringFeatures, GroupLevelHandOffHasTheMemberLoopOnlyWithTheOption) {
     const Module module = LoadCorpus("thread_node.spvasm");
     const NodeInfo info = MustAnalyze(module, "main");
@@ -924,8 +926,19 @@ TEST(LoweringFeatures, GroupLevelHandOffHasTheMemberLoopOnlyWithTheOption) {
     EXPECT_TRUE(Contains(group.text, "group_level_hand_off=1")) << group.text;
     EXPECT_TRUE(Contains(single.text, "group_level_hand_off=0")) << single.text;
     // The flag bit is tested against the pushed consumer only with the option.
-    const std::string bit = std::to_string(runtime::kDirectLevelGroupConsumer);
-    EXPECT_TRUE(Contains(group.text, " " + bit + "\n") || Contains(group.text, "_" + bit)) << group.text;
+    auto has_bit = [](const Lowered& lowered, uint32_t flag) {
+        const std::string bit = std::to_string(flag);
+        return Contains(lowered.text, " " + bit + "\n") || Contains(lowered.text, "_" + bit);
+    };
+    EXPECT_TRUE(has_bit(group, runtime::kDirectLevelGroupConsumer)) << group.text;
+    // The check of initialization (its flag, and its loop over the nodes to charge their records) only with its option.
+    EXPECT_FALSE(has_bit(group, runtime::kDirectLevelChecksInitialization)) << group.text;
+    options.group_hand_off_checks_initialization = true;
+    const Lowered checking = MustLower(module, info, options);
+    EXPECT_TRUE(has_bit(checking, runtime::kDirectLevelChecksInitialization)) << checking.text;
+    EXPECT_EQ(CountOf(checking.text, "OpLoopMerge"), CountOf(group.text, "OpLoopMerge") + 1) << checking.text;
+    EXPECT_TRUE(Contains(checking.text, "group_hand_off_checks_initialization=1")) << checking.text;
+    EXPECT_TRUE(Contains(group.text, "group_hand_off_checks_initialization=0")) << group.text;
 }
 
 // An output table too long for per-entry workgroup counters (over 256 entries; the node's outputs share a 2 KiB budget)

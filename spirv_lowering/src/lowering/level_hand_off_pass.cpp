@@ -274,8 +274,45 @@ Result<bool> LevelHandOffPass::Run(Module& module) {
                     // That visits the members one after the other, which a level without statistics skips.
                     std::uint32_t records = consumer_records;
                     if (group_code) {
-                        records = e.SelectU32(group, e.Min(record_top, capacity), consumer_records);
-                        b.If(group_statistics, [&]() {
+                        // Where the begin rewrote only level 0's consumer's tables (runtime::kDirectLevelChecksInitialization),
+                        // nothing has checked yet that the members' table entries, which level L + 1 reads, are this
+                        // graph's. As a level pass that checks initialization does (level.comp), scratch not initialized
+                        // for the graph runs nothing at L + 1: its records are charged to their nodes as dropped, and the
+                        // flag is set even without records, so that the report names the missing initialization.
+                        // Only this workgroup loads the four header words, beside its other loads; only nodes lowered
+                        // for it (LoweringOptions::group_hand_off_checks_initialization) have the code.
+                        const bool check_code = ctx_.options.group_hand_off_checks_initialization;
+                        std::uint32_t uninitialized = 0;  // with check_code: scratch not initialized for the graph
+                        if (check_code) {
+                            const std::uint32_t checks = e.LogicalAnd(
+                                group,
+                                e.NotEqual(e.And(pushed_consumer, e.U32(runtime::kDirectLevelChecksInitialization)), e.U32(0)));
+                            uninitialized = b.IfValue(checks, ctx_.bool_type, e.Bool(false), [&]() {
+                                const std::uint32_t tag = e.LoadScratchU32(e.U32(offsets::kHeaderDispatchGraphTag));
+                                const std::uint32_t initialized = e.LogicalAnd(
+                                    e.Equal(e.LoadScratchU32(e.U32(offsets::kHeaderMagic)), e.U32(runtime::kScratchMagic)),
+                                    e.LogicalAnd(e.Equal(e.LoadScratchU32(e.U32(offsets::kHeaderGraphTag)), tag),
+                                                 e.Equal(e.LoadScratchU32(e.U32(offsets::kHeaderTablesTag)), tag)));
+                                const std::uint32_t not_initialized = e.LogicalNot(initialized);
+                                b.If(not_initialized, [&]() {
+                                    const std::uint32_t flag = e.U32(runtime::kStatusUninitialized);
+                                    e.AtomicScratch(Op::OpAtomicOr, e.U32(offsets::kHeaderStatusFlags), flag);
+                                    // Which members had records needs no table: the producers counted them per node.
+                                    b.For(node_count, [&](std::uint32_t n) {
+                                        const std::uint32_t count = e.AtomicScratch(
+                                            Op::OpAtomicIAdd,
+                                            e.Add(node_state(output_half, n), e.U32(offsets::kNodeStateRecordCount)), e.U32(0));
+                                        b.If(e.NotEqual(count, e.U32(0)), [&]() { e.ReportDrop(n, next_level, flag, count); });
+                                    });
+                                });
+                                return not_initialized;
+                            });
+                        }
+                        const std::uint32_t group_records = e.Min(record_top, capacity);
+                        records =
+                            e.SelectU32(group, check_code ? e.SelectU32(uninitialized, e.U32(0), group_records) : group_records,
+                                        consumer_records);
+                        b.If(check_code ? e.LogicalAnd(group_statistics, e.LogicalNot(uninitialized)) : group_statistics, [&]() {
                             const std::uint32_t members =
                                 e.LoadScratchU32(e.Add(info, e.U32(offsets::kNodeStaticDispatchGroupSize)));
                             b.For(members, [&](std::uint32_t m) {

@@ -82,6 +82,7 @@ std::string LoweringOptionsRecord(const LoweringOptions& options) {
     record += " reserve_per_workgroup=" + std::to_string(options.reserve_per_workgroup ? 1 : 0);
     record += " indirect_level_pass=" + std::to_string(options.indirect_level_pass ? 1 : 0);
     record += " group_level_hand_off=" + std::to_string(options.group_level_hand_off ? 1 : 0);
+    record += " group_hand_off_checks_initialization=" + std::to_string(options.group_hand_off_checks_initialization ? 1 : 0);
     record += " node_table_offset=" + std::to_string(options.node_table_offset);
     record += " node_stats_offset=" + std::to_string(options.node_stats_offset);
     record += " node_count=" + std::to_string(options.node_count);

@@ -471,19 +471,6 @@ class OutputHelpers {
         return {valid, e.SelectU32(valid, raw, e.U32(0))};
     }
 
-    // Charges `count` dropped records (flag bits `flags`) to graph node `node` at the level now running: the header's
-    // totals and the node's NodeStats, as ReportDrop in scratch_layout.glsl does. Only reached on the drop path.
-    void ReportDrop(Emitter& e, std::uint32_t node, std::uint32_t flags, std::uint32_t count) {
-        e.AtomicScratch(Op::OpAtomicIAdd, e.U32(offsets::kHeaderDroppedRecords), count);
-        e.AtomicScratch(Op::OpAtomicOr, e.U32(offsets::kHeaderStatusFlags), flags);
-        const std::uint32_t stats = e.Add(e.NodeStatsOffset(), e.Mul(node, e.U32(offsets::kNodeStatsSize)));
-        e.AtomicScratch(Op::OpAtomicIAdd, e.Add(stats, e.U32(offsets::kNodeStatsDroppedRecords)), count);
-        e.AtomicScratch(Op::OpAtomicOr, e.Add(stats, e.U32(offsets::kNodeStatsDropFlags)), flags);
-        const std::uint32_t level = e.LoadPushedLevelNumber();
-        e.AtomicScratch(Op::OpAtomicUMax, e.Add(stats, e.U32(offsets::kNodeStatsFirstDropLevelComplement)),
-                        e.Emit(Op::OpNot, ctx_.u32, {level}));
-    }
-
     // Workgroup memory of one output's per-workgroup reservation (ReservesPerWorkgroup).
     struct WorkgroupReservation {
         std::uint32_t heap_bytes = 0;    // the workgroup's heap bytes, then (leader) its base in the half's heap
@@ -586,8 +573,8 @@ class OutputHelpers {
             const std::uint32_t over_limit = e.Less(e.U32(limit), requested);
             const std::uint32_t count = e.SelectU32(over_limit, e.U32(limit), requested);
             b.If(over_limit, [&]() {
-                ReportDrop(e, e.LoadU32Var(ctx_.var_node_index), e.U32(runtime::kStatusPayloadCountClamped),
-                           e.Sub(requested, e.U32(limit)));
+                e.ReportDrop(e.LoadU32Var(ctx_.var_node_index), e.LoadPushedLevelNumber(),
+                             e.U32(runtime::kStatusPayloadCountClamped), e.Sub(requested, e.U32(limit)));
             });
             // Plain variables, not a structured binding: clang < 16 cannot capture bindings in the nested lambdas below.
             const std::pair<std::uint32_t, std::uint32_t> looked_up = LookUp(e, output, p[1]);
@@ -849,7 +836,7 @@ class OutputHelpers {
                 e.SelectU32(e.LogicalAnd(heap_ok, e.Less(delivered, count)), e.U32(runtime::kStatusRecordListOverflow), e.U32(0)));
             // Records lost for a real node are charged to it; an index that names no node is this node's fault.
             const std::uint32_t charged = e.SelectU32(looked_up.first, target, e.LoadU32Var(ctx_.var_node_index));
-            b.If(e.NotEqual(dropped, e.U32(0)), [&]() { ReportDrop(e, charged, flags, dropped); });
+            b.If(e.NotEqual(dropped, e.U32(0)), [&]() { e.ReportDrop(charged, e.LoadPushedLevelNumber(), flags, dropped); });
             if (shared.node_records != 0) {
                 // Each table entry's records are summed in workgroup memory and added to its node once per workgroup
                 // (delivered > 0 implies a valid entry, so `p[1]` indexes the table).

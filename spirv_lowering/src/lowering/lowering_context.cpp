@@ -116,6 +116,16 @@ std::uint32_t Emitter::AtomicScratch(Op op, std::uint32_t offset, std::uint32_t 
     return Atomic(op, ctx_.u32, ScratchPointer(offset), kScopeDevice, value);
 }
 
+void Emitter::ReportDrop(std::uint32_t node, std::uint32_t level, std::uint32_t flags, std::uint32_t count) {
+    AtomicScratch(Op::OpAtomicIAdd, U32(offsets::kHeaderDroppedRecords), count);
+    AtomicScratch(Op::OpAtomicOr, U32(offsets::kHeaderStatusFlags), flags);
+    const std::uint32_t stats = Add(NodeStatsOffset(), Mul(node, U32(offsets::kNodeStatsSize)));
+    AtomicScratch(Op::OpAtomicIAdd, Add(stats, U32(offsets::kNodeStatsDroppedRecords)), count);
+    AtomicScratch(Op::OpAtomicOr, Add(stats, U32(offsets::kNodeStatsDropFlags)), flags);
+    AtomicScratch(Op::OpAtomicUMax, Add(stats, U32(offsets::kNodeStatsFirstDropLevelComplement)),
+                  Emit(Op::OpNot, ctx_.u32, {level}));
+}
+
 std::uint32_t Emitter::AtomicScratchU64(Op op, std::uint32_t offset, std::uint32_t value) {
     module_.AddCapability(Capability::Int64Atomics);
     const std::uint32_t pointer =

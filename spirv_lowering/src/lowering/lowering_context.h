@@ -43,6 +43,10 @@ inline constexpr std::uint32_t kHeaderNodeStatsOffset = offsetof(runtime::GraphH
 inline constexpr std::uint32_t kHeaderLevelsRun = offsetof(runtime::GraphHeader, levels_run);
 inline constexpr std::uint32_t kHeaderRecordHighWater = offsetof(runtime::GraphHeader, record_high_water);
 inline constexpr std::uint32_t kHeaderLevelWorkgroups = offsetof(runtime::GraphHeader, level_workgroups);
+inline constexpr std::uint32_t kHeaderMagic = offsetof(runtime::GraphHeader, magic);
+inline constexpr std::uint32_t kHeaderGraphTag = offsetof(runtime::GraphHeader, graph_tag);
+inline constexpr std::uint32_t kHeaderDispatchGraphTag = offsetof(runtime::GraphHeader, dispatch_graph_tag);
+inline constexpr std::uint32_t kHeaderTablesTag = offsetof(runtime::GraphHeader, tables_tag);
 inline constexpr std::uint32_t kNodeStatsRecords = offsetof(runtime::NodeStats, records);
 inline constexpr std::uint32_t kNodeStatsDispatches = offsetof(runtime::NodeStats, dispatches);
 inline constexpr std::uint32_t kNodeStatsWorkgroups = offsetof(runtime::NodeStats, workgroups);
@@ -297,6 +301,9 @@ class Emitter {
     // The same on the uint64 at a scratch `offset` (8-byte aligned), e.g. HalfHeader's heap_top and record_count as one
     // word; adds the Int64Atomics capability (the layer requires shaderBufferInt64Atomics of emulating devices).
     std::uint32_t AtomicScratchU64(Op op, std::uint32_t offset, std::uint32_t value);
+    // Charges `count` dropped records (StatusFlag bits `flags`) that level `level` loses to graph node `node`: the
+    // header's totals and the node's NodeStats, as ReportDrop in meta_shaders/scratch_layout.glsl does. For drop paths.
+    void ReportDrop(std::uint32_t node, std::uint32_t level, std::uint32_t flags, std::uint32_t count);
     // uint64 helpers: (high << 32) | low, and the two halves of a uint64.
     std::uint32_t PackU64(std::uint32_t low, std::uint32_t high);
     std::uint32_t LowU32(std::uint32_t value) { return Emit(Op::OpUConvert, ctx_.u32, {value}); }

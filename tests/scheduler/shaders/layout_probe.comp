@@ -37,7 +37,8 @@ void main() {
     header.direct_level_consumer[0] = 25u;
     header.direct_level_consumer[kMaxLevels - 1u] = 26u;
     header.tables_tag = 20u;
-    header.header_reserved[3] = 21u;
+    header.header_reserved[2] = 21u;
+    header.dispatch_graph_tag = 30u;
     header.report_slot = 0x0123456789ABCDEFul;
     header.report_serial = 27u;
     header.report_stats = 28u;

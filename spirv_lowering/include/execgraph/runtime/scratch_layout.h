@@ -58,8 +58,14 @@ inline constexpr uint32_t kDirectLevelStatistics = 0x40000000u;
 // every level. So the last workgroup clears only those (1 or the group's size) instead of all node_count states: one
 // invocation of a chain step cleared a 256-node graph's 768 vectors one after the other at every level.
 inline constexpr uint32_t kDirectLevelClearsOwnStates = 0x20000000u;
+// Set with a group consumer where the dispatch's begin rewrote only level 0's consumer's tables (the scheduler's
+// TablesRewrite::kLevelZeroConsumer), so that nothing has yet checked that scratch holds this graph's node and output
+// tables, which level 1's members read. The last workgroup then checks it as a level pass would (GraphHeader's magic,
+// graph_tag and tables_tag against dispatch_graph_tag) and, where scratch was not initialized for the graph, runs no
+// workgroup at level 1 and reports its records dropped (kStatusUninitialized) instead of running nodes on stale tables.
+inline constexpr uint32_t kDirectLevelChecksInitialization = 0x10000000u;
 inline constexpr uint32_t kDirectLevelConsumerMask =
-    ~(kDirectLevelGroupConsumer | kDirectLevelStatistics | kDirectLevelClearsOwnStates);
+    ~(kDirectLevelGroupConsumer | kDirectLevelStatistics | kDirectLevelClearsOwnStates | kDirectLevelChecksInitialization);
 
 // NodePushContext::output_table_base of a dispatch-group dispatch. No real table base reaches it (the output table is
 // indexed with 32-bit entries in scratch, far below 4 G entries).
@@ -119,12 +125,15 @@ struct GraphHeader {
     uint32_t report_serial;
     uint32_t report_stats;
     uint32_t report_level;
+    // The graph this dispatch runs (its pipeline's tag), written at the start of every dispatch. A level hand-off that
+    // checks initialization (kDirectLevelChecksInitialization) compares graph_tag and tables_tag with it.
+    uint32_t dispatch_graph_tag;
     // The graph whose node table and output table scratch holds: written with graph_tag by initialization, and by a
     // dispatch whose begin transfers rewrite both tables (layer/scheduler.cpp, HostLevelZero with a direct level 0).
     // graph_tag alone then still says what initialization was for, and a check for this graph needs both to match:
     // after another graph's dispatch rewrote the tables of scratch initialized for this one, they are not this graph's.
     uint32_t tables_tag;
-    uint32_t reserved[4];
+    uint32_t reserved[3];
 };
 static_assert(sizeof(GraphHeader) == 256);
 // maxExecutionGraphDepth as advertised: a graph has at most this many levels (GraphHeader::direct_level_consumer).

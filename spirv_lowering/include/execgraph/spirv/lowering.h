@@ -75,6 +75,12 @@ struct LoweringOptions {
     // after a classify node's 230 400 workgroups, each fencing its writes before it counts itself, ran 3 to 4% slower
     // direct (docs/performance.md).
     bool group_level_hand_off = false;
+    // With group_level_hand_off: the group code can also check that scratch holds this graph's tables before it prepares
+    // the group (runtime::kDirectLevelChecksInitialization), for a level 0 whose dispatch rewrote only its own tables.
+    // Set only for API entries of graphs too large to rewrite whole (the layer's SelectLevelHandOffs): in the steps of a
+    // chain of node arrays, which never need it, the check's code made every level about 0.25 µs slower on an H200
+    // (docs/performance.md).
+    bool group_hand_off_checks_initialization = false;
     // Where the graph's node table and statistics lie in scratch (GraphHeader::node_table_offset, node_stats_offset),
     // when the caller knows them (they depend on the graph alone, not on the scratch size); 0: the lowered code loads
     // them from the header. With them a one-invocation workgroup's level hand-off loads what it needs of the next level's
