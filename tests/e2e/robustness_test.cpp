@@ -95,7 +95,7 @@ class Robustness : public GraphTest {
 
     // Creating a one-node graph from the AMDX module `words` must fail with VK_ERROR_UNKNOWN, a null pipeline and one
     // EXECGRAPH-PIPELINE-CREATION message containing `needle`.
-    void ExpectLevelOneRefusesTablesNotInitializedForTheGraph(uint32_t kSinks, const char* sink_module);
+    void ExpectLevelOneRefusesTablesNotInitializedForTheGraph(uint32_t sinks, const char* sink_module);
     void ExpectGraphCreationFails(const std::vector<uint32_t>& words, const std::string& needle) {
         TestBuffer& uav = Uav(8);
         OneNodeGraph one;
@@ -441,12 +441,12 @@ TEST_F(Robustness, TablesAnotherGraphsDispatchRewroteAreNotTrusted) {
 // `sink_module` names the members of Entry's output array (ClassificationStages): with array_sink, coalescing nodes,
 // level 1 has a level pass that checks; with array_static_sink, static broadcast nodes, level 1 is direct with their
 // dispatch group as consumer, and Entry's last workgroup checks in its hand-off (runtime::kDirectLevelChecksInitialization).
-void Robustness::ExpectLevelOneRefusesTablesNotInitializedForTheGraph(uint32_t kSinks, const char* sink_module) {
+void Robustness::ExpectLevelOneRefusesTablesNotInitializedForTheGraph(uint32_t sinks, const char* sink_module) {
     const bool static_sinks = std::string(sink_module) == "array_static_sink";
     const uint32_t words_per_sink = static_sinks ? 4 : 2;
-    TestBuffer& uav = Uav(words_per_sink * kSinks + 16);
+    TestBuffer& uav = Uav(words_per_sink * sinks + 16);
     VkPipelineLayout layout = context_.CreateStorageBufferLayout({&uav});
-    VkPipeline large = context_.CreateGraph(ClassificationStages(kSinks, sink_module), layout);
+    VkPipeline large = context_.CreateGraph(ClassificationStages(sinks, sink_module), layout);
     VkPipeline small = context_.CreateGraph({ThreadNodeStage()}, layout);
     ASSERT_NE(large, VK_NULL_HANDLE) << context_.log().Problems();
     ASSERT_NE(small, VK_NULL_HANDLE) << context_.log().Problems();
@@ -462,7 +462,7 @@ void Robustness::ExpectLevelOneRefusesTablesNotInitializedForTheGraph(uint32_t k
     struct ClassifyRecord {
         uint32_t node_idx, value;
     };
-    const ClassifyRecord classify[] = {{2, 10}, {kSinks - 1, 7}, {0, 100}};
+    const ClassifyRecord classify[] = {{2, 10}, {sinks - 1, 7}, {0, 100}};
     VkDispatchGraphInfoAMDX large_info{context_.NodeIndex(large, "Entry", 0), 3, {}, sizeof(ClassifyRecord)};
     large_info.payloads.hostAddress = classify;
     VkDispatchGraphCountInfoAMDX large_count_info{1, {}, sizeof(large_info)};
@@ -475,7 +475,7 @@ void Robustness::ExpectLevelOneRefusesTablesNotInitializedForTheGraph(uint32_t k
         });
     };
     // Each Entry record sends 8 records {value + thread} to its sink.
-    std::vector<uint32_t> expected(words_per_sink * kSinks + 16, 0);
+    std::vector<uint32_t> expected(words_per_sink * sinks + 16, 0);
     auto add_classify_records = [&]() {
         for (const ClassifyRecord& record : classify) {
             for (uint32_t thread = 0; thread < 8; ++thread) {
@@ -494,8 +494,8 @@ void Robustness::ExpectLevelOneRefusesTablesNotInitializedForTheGraph(uint32_t k
     ExpectUav(uav, {});
     EXPECT_EQ(CountMessages(context_.log(), "EXECGRAPH-DROPPED-WORK", "24 records were dropped (scratch was not initialized"), 1u)
         << context_.log().Problems();
-    // Charged to the sinks that lost them, at level 1: B[0] 8, B[2] 8 and B[kSinks - 1] 8.
-    for (const uint32_t sink : {0u, 2u, kSinks - 1}) {
+    // Charged to the sinks that lost them, at level 1: B[0] 8, B[2] 8 and B[sinks - 1] 8.
+    for (const uint32_t sink : {0u, 2u, sinks - 1}) {
         const std::string charge =
             "Node B[" + std::to_string(sink) + "]: 8 records dropped from level 1 (scratch was not initialized";
         EXPECT_EQ(CountMessages(context_.log(), "EXECGRAPH-DROPPED-WORK", charge), 1u) << context_.log().Problems();
@@ -510,7 +510,7 @@ void Robustness::ExpectLevelOneRefusesTablesNotInitializedForTheGraph(uint32_t k
     // "small" rewrites all of its tables (and their tag) in scratch initialized for "large": it runs, and is reported (its
     // one level of a leaf node keeps its report because the latest initialization recorded there was "large"'s).
     std::vector<IndexValueRecord> small_records = IndexValueRecords(8, 500);
-    for (IndexValueRecord& record : small_records) record.index += words_per_sink * kSinks;
+    for (IndexValueRecord& record : small_records) record.index += words_per_sink * sinks;
     VkDispatchGraphInfoAMDX small_info = HostInfo(context_.NodeIndex(small, "main", 0), small_records);
     VkDispatchGraphCountInfoAMDX small_count_info{1, {}, sizeof(small_info)};
     small_count_info.infos.hostAddress = &small_info;
