@@ -941,6 +941,45 @@ TEST(LoweringFeatures, GroupLevelHandOffHasTheMemberLoopOnlyWithTheOption) {
     EXPECT_TRUE(Contains(group.text, "group_hand_off_checks_initialization=0")) << group.text;
 }
 
+// Issue 7: the level hand-off of a workgroup of more than one invocation fences at device scope only where its level
+// launched other workgroups (the last one must see their writes); alone at its level, its leader reads back only what
+// the workgroup's invocations changed with atomics, so a workgroup-scope fence does (on an H200 `recursion` -1.6% and
+// `binary_tree_21` -0.6%, whose first levels are one batch of a thread node). A workgroup of one invocation needs
+// neither fence alone.
+TEST(LoweringFeatures, LevelHandOffFencesAtDeviceScopeOnlyAmongOtherWorkgroups) {
+    const Module module = LoadCorpus("thread_node.spvasm");
+    const NodeInfo info = MustAnalyze(module, "main");
+    LoweringOptions options = MakeOptions(module, info);
+    ASSERT_TRUE(options.level_hand_off);
+    // OpMemoryBarrier instructions over storage-buffer memory (UniformMemory, 0x40) at a scope (1: device, 2: workgroup).
+    auto fences_at = [](const Lowered& lowered, std::uint32_t scope) {
+        auto constant = [&lowered](std::uint32_t id) {
+            const Instruction* def = lowered.module.FindDef(id);
+            return def != nullptr && def->opcode() == Op::OpConstant ? def->Word(0) : ~0u;
+        };
+        std::size_t count = 0;
+        for (const Function& function : lowered.module.functions()) {
+            for (const BasicBlock& block : function.blocks) {
+                for (const Instruction& inst : block.instructions) {
+                    count +=
+                        inst.opcode() == Op::OpMemoryBarrier && constant(inst.Word(0)) == scope && (constant(inst.Word(1)) & 0x40u);
+                }
+            }
+        }
+        return count;
+    };
+    options.thread_batch_size = 64;
+    const Lowered batch = MustLower(module, info, options);
+    ASSERT_TRUE(Contains(batch.text, "LocalSize 64 1 1")) << batch.text;
+    EXPECT_EQ(fences_at(batch, 1), 1u) << batch.text;
+    EXPECT_EQ(fences_at(batch, 2), 1u) << batch.text;
+    options.thread_batch_size = 1;
+    const Lowered single = MustLower(module, info, options);
+    ASSERT_TRUE(Contains(single.text, "LocalSize 1 1 1")) << single.text;
+    EXPECT_EQ(fences_at(single, 1), 1u) << single.text;
+    EXPECT_EQ(fences_at(single, 2), 0u) << single.text;
+}
+
 // An output table too long for per-entry workgroup counters (over 256 entries; the node's outputs share a 2 KiB budget)
 // keeps the reservation per workgroup but counts each target's records per subgroup: no barrier before the counts, the
 // same-target vote instead.

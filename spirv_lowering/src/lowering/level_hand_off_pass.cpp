@@ -187,11 +187,14 @@ Result<bool> LevelHandOffPass::Run(Module& module) {
             // is its own last workgroup: no count to take. The fence orders this workgroup's writes before its count for
             // the last workgroup's reads; with one invocation as well, there is nobody else's write to order (the leader
             // reads back only its own atomics, and level L + 1 is ordered by the scheduler's barrier), so it goes too.
+            // In a larger workgroup alone at its level, the leader reads back only what the workgroup's invocations changed
+            // with atomics (the half's counters, the consumer's record count), so a workgroup-scope fence orders them, as
+            // level.comp's FenceBeforeCount does for a level pass of one workgroup, without waiting for the level's
+            // stores to reach memory.
             const std::uint32_t counted = e.NotEqual(launched, e.U32(1));
-            if (invocations == 1) {
-                b.If(counted, [&]() { e.DeviceMemoryBarrier(); });
-            } else {
-                e.DeviceMemoryBarrier();
+            b.If(counted, [&]() { e.DeviceMemoryBarrier(); });
+            if (invocations != 1) {
+                b.If(e.LogicalNot(counted), [&]() { e.WorkgroupBufferMemoryBarrier(); });
                 e.WorkgroupBarrier();
             }
             const std::uint32_t local_index = e.Load(ctx_.u32, ctx_.builtin_local_invocation_index);

@@ -172,6 +172,13 @@ void Emitter::DeviceMemoryBarrier() {
     out_->push_back(std::move(inst));
 }
 
+void Emitter::WorkgroupBufferMemoryBarrier() {
+    Instruction inst(Op::OpMemoryBarrier);
+    inst.AddWord(U32(kScopeWorkgroup), OperandKind::IdScope)
+        .AddWord(U32(kSemanticsAcquireRelease | kSemanticsUniformMemory), OperandKind::IdMemorySemantics);
+    out_->push_back(std::move(inst));
+}
+
 std::uint32_t Emitter::LoadAligned(std::uint32_t type, std::uint32_t pointer, std::uint32_t alignment) {
     Instruction inst(Op::OpLoad, type, module_.TakeNextId());
     inst.AddId(pointer).AddWord(static_cast<std::uint32_t>(MemoryAccess::Aligned), OperandKind::MemoryAccess).AddLiteral(alignment);

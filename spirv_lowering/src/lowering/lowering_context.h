@@ -342,6 +342,10 @@ class Emitter {
     // OpMemoryBarrier at device scope over storage-buffer memory (GLSL memoryBarrierBuffer()): this invocation's earlier
     // writes are visible to, and its later reads see, other workgroups' writes ordered by the same kind of barrier.
     void DeviceMemoryBarrier();
+    // The same at workgroup scope (GLSL groupMemoryBarrier() on storage buffers): orders this invocation's storage-buffer
+    // accesses for the other invocations of its workgroup only, so it need not wait for its writes to reach the device's
+    // memory as the device-scope fence does.
+    void WorkgroupBufferMemoryBarrier();
 
     // Stores `value` in an Aligned access through a PhysicalStorageBuffer pointer.
     std::uint32_t LoadAligned(std::uint32_t type, std::uint32_t pointer, std::uint32_t alignment);
