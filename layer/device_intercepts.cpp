@@ -224,11 +224,15 @@ VKAPI_ATTR VkResult VKAPI_CALL CreateDevice(VkPhysicalDevice physicalDevice, con
                                                      AllocationReservation::kSubgroup, ReservesPerWorkgroupFor(device_type));
         VkPhysicalDeviceProperties properties;
         instance->dispatch.GetPhysicalDeviceProperties(physicalDevice, &properties);
-        const uint32_t batch = instance->settings.thread_batch_size != 0 ? instance->settings.thread_batch_size
-                                                                         : ThreadBatchSizeFor(instance->SupportOf(physicalDevice).device_type);
+        // The setting, where given, is the batch of every thread node; by default leaves get kLeafThreadBatchSize.
+        const uint32_t set_batch = instance->settings.thread_batch_size;
+        const uint32_t batch = set_batch != 0 ? set_batch : ThreadBatchSizeFor(instance->SupportOf(physicalDevice).device_type);
+        const uint32_t leaf_batch = set_batch != 0 ? set_batch : kLeafThreadBatchSize;
         // A batch is one lowered workgroup: it must fit the device's workgroup limits.
-        state->thread_batch_size = std::clamp<uint32_t>(
-            batch, 1u, std::min(properties.limits.maxComputeWorkGroupSize[0], properties.limits.maxComputeWorkGroupInvocations));
+        const uint32_t max_batch =
+            std::min(properties.limits.maxComputeWorkGroupSize[0], properties.limits.maxComputeWorkGroupInvocations);
+        state->thread_batch_size = std::clamp<uint32_t>(batch, 1u, max_batch);
+        state->leaf_thread_batch_size = std::clamp<uint32_t>(leaf_batch, 1u, max_batch);
         VkPhysicalDeviceMemoryProperties memory;
         instance->dispatch.GetPhysicalDeviceMemoryProperties(physicalDevice, &memory);
         const LayerSettings& settings = state->instance->settings;

@@ -851,7 +851,9 @@ GraphBuildResult BuildExecutionGraphPipeline(DeviceState& device, VkPipelineCach
         for (const spirv::NodeOutputInfo& output : node.info.outputs) options.output_record_stride.push_back(RecordStride(output.record));
         options.input_record_stride = graph->static_infos[n].record_stride;
         options.level_pass_records_per_workgroup = device.level_pass_records_per_workgroup;
-        options.thread_batch_size = device.thread_batch_size;
+        // A thread node without outputs runs a larger batch (kLeafThreadBatchSize); every node of an array shares the
+        // module, so its members agree.
+        options.thread_batch_size = node.info.outputs.empty() ? device.leaf_thread_batch_size : device.thread_batch_size;
         options.heap_holds_record_list = heap_holds_record_list;
         options.reserve_per_workgroup = device.reserve_per_workgroup;
         options.indirect_level_pass = device.indirect_level_pass;

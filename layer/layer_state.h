@@ -68,6 +68,7 @@ struct DeviceState {
     // The `allocation_reservation` setting, or ReservesPerWorkgroupFor(the device's type).
     bool reserve_per_workgroup = true;
     uint32_t thread_batch_size = kThreadBatchSizeGpu;  // the `thread_batch_size` setting, or ThreadBatchSizeFor(the device's type)
+    uint32_t leaf_thread_batch_size = kLeafThreadBatchSize;  // the `thread_batch_size` setting, or kLeafThreadBatchSize
     std::unique_ptr<DispatchReporter> reporter;     // reports dropped work at the application's synchronisation points
     // Numbers this device's execution graph pipelines 1, 2, ... in creation order: the "graph N" of shader dump file names
     // and debug labels (docs/debugging.md), stable across runs of a deterministic application.

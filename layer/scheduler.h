@@ -178,12 +178,21 @@ inline constexpr uint32_t LevelPassWorkgroupSizeFor(VkPhysicalDeviceType type) {
 // with the level hand-off's counter atomic (LevelHandOffPass), so larger batches take fewer of those. On an H100, 64
 // against 32 took thread_launch from 742 to 701 µs, fan_out_tree from 269 to 251 and append_rate from 570 to 551, and
 // recursion (a few records per level) from 124 to 128; 128 and 256 gained no more and slowed recursion further
-// (docs/performance.md). lavapipe showed no difference beyond its noise, so CPU devices keep 32.
+// (docs/performance.md). lavapipe showed no difference beyond its noise, so CPU devices keep 32. Thread nodes without
+// outputs run kLeafThreadBatchSize instead.
 inline constexpr uint32_t kThreadBatchSizeGpu = 64;
 inline constexpr uint32_t kThreadBatchSizeCpu = 32;
 inline constexpr uint32_t ThreadBatchSizeFor(VkPhysicalDeviceType type) {
     return type == VK_PHYSICAL_DEVICE_TYPE_CPU ? kThreadBatchSizeCpu : kThreadBatchSizeGpu;
 }
+// The batch of a thread node that enqueues nothing (a leaf: no output at all), on every device type. Such a node has
+// neither allocations nor a hand-off to prepare a level after it, so its workgroups cost their launch and prologue
+// alone, and fewer of them do the same work sooner. What made larger batches slower, recursion (its levels grow from
+// one record, and every workgroup of a level pays the hand-off), is a node with outputs, which keeps ThreadBatchSizeFor.
+// H200, against 64: fan_out_tree -6.6% (-5.6% with 128), large_fan_out_tree -7.8% (-6.9%), thread_launch -1.5%, the
+// rest unchanged; the batch of every node 128 took recursion +6.4% (docs/performance.md, "Session of the leaf
+// batches"). Clamped, as the setting is, to the device's workgroup limits (maxComputeWorkGroupInvocations may be 128).
+inline constexpr uint32_t kLeafThreadBatchSize = 256;
 
 // Which nodes a device lowers with the level hand-off (spirv::LoweringOptions::level_hand_off), the code by which the
 // last workgroup of a level prepares a direct next level: every node (std::nullopt), or only nodes that may precede a

@@ -72,8 +72,9 @@ constexpr SettingDescriptor kSettingDescriptors[] = {
      "workgroup per this many records. 0: chosen by device type (512 on GPUs, 16384 on CPU devices).",
      SettingField<&LayerSettings::level_pass_records_per_workgroup>()},
     {"thread_batch_size", "0",
-     "Records one workgroup of a lowered thread node runs. 0: chosen by device type (see docs/settings.md); otherwise "
-     "at most the device's maxComputeWorkGroupSize[0] and maxComputeWorkGroupInvocations.",
+     "Records one workgroup of a lowered thread node runs. 0: chosen by device type, and larger for nodes without outputs "
+     "(see docs/settings.md); otherwise the batch of every thread node, at most the device's maxComputeWorkGroupSize[0] "
+     "and maxComputeWorkGroupInvocations.",
      SettingField<&LayerSettings::thread_batch_size>()},
     {"direct_levels", "true",
      "Run a level whose records all go to one thread, coalescing or static broadcast node without a level pass: the last workgroup "

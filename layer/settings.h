@@ -73,7 +73,7 @@ struct LayerSettings {
     // device type (LevelPassRecordsPerWorkgroupFor in layer/scheduler.h).
     uint32_t level_pass_records_per_workgroup = 0;
     // Records one lowered workgroup of a thread node runs (its batch); 0: by device type (ThreadBatchSizeFor in
-    // layer/scheduler.h). Clamped to the device's workgroup size limits.
+    // layer/scheduler.h), kLeafThreadBatchSize for nodes without outputs. Clamped to the device's workgroup size limits.
     uint32_t thread_batch_size = 0;
     // Run levels whose records all go to one thread, coalescing or static broadcast node without a level pass (GraphPlan's direct levels).
     bool direct_levels = true;

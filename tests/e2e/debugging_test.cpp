@@ -943,6 +943,44 @@ TEST_F(ShaderDumps, AllocationReservationSettingPicksHowUniformAllocationsReserv
     EXPECT_EQ(barriers[""], barriers["subgroup"]);
 }
 
+// Issue 7: a thread node without outputs (a leaf) runs a larger batch than one with outputs (kLeafThreadBatchSize
+// against ThreadBatchSizeFor the device type: 256 and, on lavapipe, 32), as each dumped module's options record; with
+// the thread_batch_size setting every thread node runs the set batch. The leaf batch's results are checked wherever a
+// thread leaf runs (the workload smoke run's thread_launch and fan_out_tree, the launch-kind suites).
+TEST_F(ShaderDumps, ThreadLeavesRunALargerBatchThanThreadNodesWithOutputs) {
+    constexpr const char* kVariable = "VK_EXECGRAPH_SHADER_ENQUEUE_THREAD_BATCH_SIZE";
+    spvtools::SpirvTools tools(SPV_ENV_VULKAN_1_3);
+    for (const char* value : {"", "48"}) {
+        SCOPED_TRACE(value);
+        if (*value != 0) setenv(kVariable, value, 1);
+        {
+            GraphTestContext context;
+            ASSERT_TRUE(context.ok());
+            TestBuffer uav = context.CreateBuffer(64, VK_BUFFER_USAGE_STORAGE_BUFFER_BIT);
+            VkPipelineLayout layout = context.CreateStorageBufferLayout({&uav});
+            // HelloStages' secondNode is a thread node that enqueues thirdNode; Leaf, an entry of its own, enqueues nothing.
+            std::vector<NodeStage> stages = HelloStages();
+            stages.push_back({ReadModule("array_sink"), "main", "Leaf", 0});
+            EXPECT_NE(context.CreateGraph(stages, layout), VK_NULL_HANDLE) << context.log().Problems();
+            context.Destroy(uav);
+            EXPECT_EQ(context.log().Problems(), "");
+        }
+        unsetenv(kVariable);
+        auto batch_of = [&](const char* stem) {
+            const std::vector<uint32_t> lowered = ReadWords((std::filesystem::path(folder_) / stem).string());
+            std::string text;
+            EXPECT_TRUE(tools.Disassemble(lowered, &text, SPV_BINARY_TO_TEXT_OPTION_NO_HEADER)) << stem;
+            const size_t at = text.find("thread_batch_size=");
+            return at == std::string::npos ? std::string("none") : text.substr(at, text.find_first_of(" \"", at) - at);
+        };
+        const bool set = *value != 0;
+        EXPECT_EQ(batch_of("graph1_secondNode_0.lowered.spv"), set ? "thread_batch_size=48" : "thread_batch_size=32");
+        EXPECT_EQ(batch_of("graph1_Leaf_0.lowered.spv"), set ? "thread_batch_size=48" : "thread_batch_size=256");
+        std::filesystem::remove_all(folder_);
+        std::filesystem::create_directories(folder_);
+    }
+}
+
 // A dump that cannot be written is a warning: the pipeline is still created and the other files are still written.
 TEST_F(ShaderDumps, AFileThatCannotBeWrittenOnlyWarns) {
     std::filesystem::create_directories(std::filesystem::path(folder_) / "graph1_secondNode_0.glsl");  // blocks the file
