@@ -870,6 +870,39 @@ class ShaderDumps : public ::testing::Test {
         unsetenv("VK_EXECGRAPH_SHADER_ENQUEUE_DUMP_SHADERS_PATH");
         std::filesystem::remove_all(folder_);
     }
+    // Creates a graph of `stages` with the setting's environment variable set to `value` (unset where empty), so that
+    // its nodes' modules land in the folder; the variable is unset again afterwards.
+    void CreateGraphWithSetting(const char* variable, const char* value, const std::vector<NodeStage>& stages) {
+        if (*value != 0) setenv(variable, value, 1);
+        {
+            GraphTestContext context;
+            if (context.ok()) {
+                TestBuffer uav = context.CreateBuffer(64, VK_BUFFER_USAGE_STORAGE_BUFFER_BIT);
+                VkPipelineLayout layout = context.CreateStorageBufferLayout({&uav});
+                EXPECT_NE(context.CreateGraph(stages, layout), VK_NULL_HANDLE) << context.log().Problems();
+                context.Destroy(uav);
+                EXPECT_EQ(context.log().Problems(), "");
+            } else {
+                ADD_FAILURE() << "no device";
+            }
+        }
+        unsetenv(variable);
+    }
+    // The disassembly of each dumped module named (empty where it cannot be read), then an empty folder for the next graph.
+    std::vector<std::string> DisassembleDumpsThenClear(const std::vector<std::string>& files) {
+        spvtools::SpirvTools tools(SPV_ENV_VULKAN_1_3);
+        std::vector<std::string> texts;
+        for (const std::string& file : files) {
+            std::string text;
+            EXPECT_TRUE(tools.Disassemble(ReadWords((std::filesystem::path(folder_) / file).string()), &text,
+                                          SPV_BINARY_TO_TEXT_OPTION_NO_HEADER))
+                << file;
+            texts.push_back(text);
+        }
+        std::filesystem::remove_all(folder_);
+        std::filesystem::create_directories(folder_);
+        return texts;
+    }
     std::string folder_;
 };
 
@@ -911,32 +944,16 @@ TEST_F(ShaderDumps, EveryNodeIsWrittenBeforeAndAfterLoweringAndAsGlsl) {
 // one allocating) is lowered with its allocation reserved once per workgroup (seven workgroup barriers more) or once
 // per subgroup, as its dumped module's options record says; unset, by device type (lavapipe, a CPU device: subgroup).
 TEST_F(ShaderDumps, AllocationReservationSettingPicksHowUniformAllocationsReserve) {
-    constexpr const char* kVariable = "VK_EXECGRAPH_SHADER_ENQUEUE_ALLOCATION_RESERVATION";
-    spvtools::SpirvTools tools(SPV_ENV_VULKAN_1_3);
     std::map<std::string, size_t> barriers;
     for (const char* value : {"workgroup", "subgroup", ""}) {
         SCOPED_TRACE(value);
-        if (*value != 0) setenv(kVariable, value, 1);
-        {
-            GraphTestContext context;
-            ASSERT_TRUE(context.ok());
-            TestBuffer uav = context.CreateBuffer(64, VK_BUFFER_USAGE_STORAGE_BUFFER_BIT);
-            VkPipelineLayout layout = context.CreateStorageBufferLayout({&uav});
-            EXPECT_NE(context.CreateGraph(UniformAllocateArrayStages(), layout), VK_NULL_HANDLE) << context.log().Problems();
-            context.Destroy(uav);
-            EXPECT_EQ(context.log().Problems(), "");
-        }
-        unsetenv(kVariable);
-        const std::vector<uint32_t> lowered = ReadWords((std::filesystem::path(folder_) / "graph1_Entry_0.lowered.spv").string());
-        std::string text;
-        ASSERT_TRUE(tools.Disassemble(lowered, &text, SPV_BINARY_TO_TEXT_OPTION_NO_HEADER));
+        CreateGraphWithSetting("VK_EXECGRAPH_SHADER_ENQUEUE_ALLOCATION_RESERVATION", value, UniformAllocateArrayStages());
+        const std::string text = DisassembleDumpsThenClear({"graph1_Entry_0.lowered.spv"})[0];
         const bool per_workgroup = std::string(value) == "workgroup";
         EXPECT_NE(text.find(per_workgroup ? "reserve_per_workgroup=1" : "reserve_per_workgroup=0"), std::string::npos) << text;
         for (size_t at = text.find("OpControlBarrier"); at != std::string::npos; at = text.find("OpControlBarrier", at + 1)) {
             ++barriers[value];
         }
-        std::filesystem::remove_all(folder_);
-        std::filesystem::create_directories(folder_);
     }
     // Three around the reservation, three around its retry where the heap overflows, one before the per-entry counts.
     EXPECT_EQ(barriers["workgroup"], barriers["subgroup"] + 7);
@@ -948,36 +965,21 @@ TEST_F(ShaderDumps, AllocationReservationSettingPicksHowUniformAllocationsReserv
 // the thread_batch_size setting every thread node runs the set batch. The leaf batch's results are checked wherever a
 // thread leaf runs (the workload smoke run's thread_launch and fan_out_tree, the launch-kind suites).
 TEST_F(ShaderDumps, ThreadLeavesRunALargerBatchThanThreadNodesWithOutputs) {
-    constexpr const char* kVariable = "VK_EXECGRAPH_SHADER_ENQUEUE_THREAD_BATCH_SIZE";
-    spvtools::SpirvTools tools(SPV_ENV_VULKAN_1_3);
+    // HelloStages' secondNode is a thread node that enqueues thirdNode; Leaf, an entry of its own, enqueues nothing.
+    std::vector<NodeStage> stages = HelloStages();
+    stages.push_back({ReadModule("array_sink"), "main", "Leaf", 0});
     for (const char* value : {"", "48"}) {
         SCOPED_TRACE(value);
-        if (*value != 0) setenv(kVariable, value, 1);
-        {
-            GraphTestContext context;
-            ASSERT_TRUE(context.ok());
-            TestBuffer uav = context.CreateBuffer(64, VK_BUFFER_USAGE_STORAGE_BUFFER_BIT);
-            VkPipelineLayout layout = context.CreateStorageBufferLayout({&uav});
-            // HelloStages' secondNode is a thread node that enqueues thirdNode; Leaf, an entry of its own, enqueues nothing.
-            std::vector<NodeStage> stages = HelloStages();
-            stages.push_back({ReadModule("array_sink"), "main", "Leaf", 0});
-            EXPECT_NE(context.CreateGraph(stages, layout), VK_NULL_HANDLE) << context.log().Problems();
-            context.Destroy(uav);
-            EXPECT_EQ(context.log().Problems(), "");
-        }
-        unsetenv(kVariable);
-        auto batch_of = [&](const char* stem) {
-            const std::vector<uint32_t> lowered = ReadWords((std::filesystem::path(folder_) / stem).string());
-            std::string text;
-            EXPECT_TRUE(tools.Disassemble(lowered, &text, SPV_BINARY_TO_TEXT_OPTION_NO_HEADER)) << stem;
+        CreateGraphWithSetting("VK_EXECGRAPH_SHADER_ENQUEUE_THREAD_BATCH_SIZE", value, stages);
+        const std::vector<std::string> texts =
+            DisassembleDumpsThenClear({"graph1_secondNode_0.lowered.spv", "graph1_Leaf_0.lowered.spv"});
+        auto batch_of = [](const std::string& text) {
             const size_t at = text.find("thread_batch_size=");
             return at == std::string::npos ? std::string("none") : text.substr(at, text.find_first_of(" \"", at) - at);
         };
         const bool set = *value != 0;
-        EXPECT_EQ(batch_of("graph1_secondNode_0.lowered.spv"), set ? "thread_batch_size=48" : "thread_batch_size=32");
-        EXPECT_EQ(batch_of("graph1_Leaf_0.lowered.spv"), set ? "thread_batch_size=48" : "thread_batch_size=256");
-        std::filesystem::remove_all(folder_);
-        std::filesystem::create_directories(folder_);
+        EXPECT_EQ(batch_of(texts[0]), set ? "thread_batch_size=48" : "thread_batch_size=32");
+        EXPECT_EQ(batch_of(texts[1]), set ? "thread_batch_size=48" : "thread_batch_size=256");
     }
 }
 
