@@ -154,56 +154,98 @@ uint UniformRecordWorkgroups(NodeTable table, uint node) {
     return launch == kLaunchBroadcastStatic ? StaticGridWorkgroups(table, node) : 0u;
 }
 
-// Step 3 for graphs of up to kSharedCountMaxNodes nodes, in rounds of one record per invocation: records count per node
-// in shared memory, then one 64-bit atomic per node and workgroup takes the round's slots and workgroups from the node's
-// cursor. A level's records spread over many nodes (a classify pass, appends by hash) otherwise take one global atomic
-// each on a few cursors, which serialise in L2. Records of dynamic broadcast nodes, whose workgroups differ per record,
-// and the copies for sharing nodes keep the per-record atomic. Slot and first workgroup come from one counter, so they
-// keep the order Scatter gives them. Called in workgroup-uniform control flow.
+// ScatterWithSharedCounts' record e of the level (kInvalidNode past the level's records, or for a corrupt node index).
+RecordEntry SharedCountEntry(uint64_t scratch, GraphHeader header, RecordList records, uint e, uint record_count, uint node_count) {
+    RecordEntry entry = RecordEntry(0u, 0u, kInvalidNode, 0u);
+    if (e < record_count) {
+        entry = records.entries[e];
+        if (entry.node >= node_count) {
+            // Producers validate node indices before appending; this guards NodeState against a corrupt list.
+            ReportDrop(scratch, header, kInvalidNode, pc.level, kStatusInvalidNodeIndex, 1u);
+            entry.node = kInvalidNode;
+        }
+    }
+    return entry;
+}
+
+// ScatterWithSharedCounts' directory entry for `entry`, at its round's slot in its node's range, and its copies for
+// the nodes that share its node's input.
+void SharedCountStore(uint64_t scratch, GraphHeader header, NodeTable table, Half input_half, Directory directory, uint64_t heap,
+                      RecordEntry entry, uint per_record, uint round_slot, uint sharing_count, uint capacity) {
+    const uint node = entry.node;
+    if (per_record != kInvalidNode) {
+        const uint slot = uint(s_round_base[node] >> 32) + round_slot;
+        // Past the kept count: reported as dropped by the last workgroup. These nodes' entries name their node
+        // (FirstWorkgroupOrNode: only dynamic broadcast nodes, which take the per-record path, store workgroups).
+        if (slot < Kept(node, capacity)) {
+            StoreDirectoryEntry(directory, RangeBegin(node) + slot, DirectoryEntry(entry.payload_offset, entry.recursion_depth, node, per_record));
+        }
+    } else if (node != kInvalidNode) {
+        Scatter(scratch, header, table, input_half, directory, node, heap + entry.payload_offset, entry, capacity);
+    }
+    for (uint i = 0u; node != kInvalidNode && i < sharing_count; ++i) {
+        if (s_sharing[i].y != node) continue;
+        Scatter(scratch, header, table, input_half, directory, s_sharing[i].x, heap + entry.payload_offset, entry, capacity);
+    }
+}
+
+// Step 3 for graphs of up to kSharedCountMaxNodes nodes, in rounds of one or two records per invocation: records count
+// per node in shared memory, then one 64-bit atomic per node and workgroup takes the round's slots and workgroups from
+// the node's cursor. A level's records spread over many nodes (a classify pass, appends by hash) otherwise take one
+// global atomic each on a few cursors, which serialise in L2. Where one record per launched invocation does not cover
+// the level (a large level: its producers ask for one workgroup per level_pass_records_per_workgroup records, twice
+// the workgroup's size), each invocation takes two records per round, so that a workgroup takes its records in one
+// round, with half the barriers and half the cursor atomics of two rounds (H200: append_rate's pass of 2.8 million
+// records to 64 nodes 130 -> 112 us, the workload -6.6%; docs/performance.md). Records of dynamic broadcast nodes, whose
+// workgroups differ per record, and the copies for sharing nodes keep the per-record atomic. Slot and first workgroup
+// come from one counter, so they keep the order Scatter gives them. Called in workgroup-uniform control flow.
+// One round of ScatterWithSharedCounts from record `round`: one record per invocation, or two where `two_records`.
+// Called with a constant `two_records` in each of two loops, so that the compiler makes the one-record round of the
+// small levels what it was before the second record existed (with `two_records` a variable, overhead_chain32x8, whose
+// level passes run one-record rounds, took 2.5% longer on an H200).
+void SharedCountRound(uint64_t scratch, GraphHeader header, NodeTable table, Half input_half, Directory directory,
+                      RecordList records, uint64_t heap, uint record_count, uint node_count, uint sharing_count, uint capacity,
+                      uint round, bool two_records) {
+    const uint t = gl_LocalInvocationIndex;
+    if (t < node_count) s_round_records[t] = 0u;
+    barrier();
+    // Two records in named variables rather than an array: indexed in a loop, an array may live in memory.
+    const RecordEntry first = SharedCountEntry(scratch, header, records, round + t, record_count, node_count);
+    RecordEntry second = RecordEntry(0u, 0u, kInvalidNode, 0u);
+    if (two_records) second = SharedCountEntry(scratch, header, records, round + gl_WorkGroupSize.x + t, record_count, node_count);
+    const uint first_per_record = first.node != kInvalidNode ? UniformRecordWorkgroups(table, first.node) : kInvalidNode;
+    const uint second_per_record = second.node != kInvalidNode ? UniformRecordWorkgroups(table, second.node) : kInvalidNode;
+    const uint first_slot = first_per_record != kInvalidNode ? atomicAdd(s_round_records[first.node], 1u) : 0u;
+    const uint second_slot = second_per_record != kInvalidNode ? atomicAdd(s_round_records[second.node], 1u) : 0u;
+    barrier();
+    if (t < node_count && s_round_records[t] != 0u) {
+        const uint count = s_round_records[t];
+        const uint workgroups = count * UniformRecordWorkgroups(table, t);
+        s_round_base[t] = atomicAdd(input_half.nodes[t].scatter_cursor, (uint64_t(count) << 32) | uint64_t(workgroups));
+    }
+    barrier();
+    SharedCountStore(scratch, header, table, input_half, directory, heap, first, first_per_record, first_slot, sharing_count, capacity);
+    if (two_records) {
+        SharedCountStore(scratch, header, table, input_half, directory, heap, second, second_per_record, second_slot, sharing_count,
+                         capacity);
+    }
+    barrier();  // the next round rewrites s_round_records and s_round_base
+}
+
 void ScatterWithSharedCounts(uint64_t scratch, GraphHeader header, NodeTable table, Half input_half, Directory directory,
                              RecordList records, uint64_t heap, uint record_count, uint invocations, uint node_count,
                              uint sharing_count, uint capacity) {
-    const uint t = gl_LocalInvocationIndex;
-    for (uint round = gl_WorkGroupID.x * gl_WorkGroupSize.x; round < record_count; round += invocations) {
-        const uint e = round + t;
-        RecordEntry entry = RecordEntry(0u, 0u, kInvalidNode, 0u);
-        if (e < record_count) {
-            entry = records.entries[e];
-            if (entry.node >= node_count) {
-                // Producers validate node indices before appending; this guards NodeState against a corrupt list.
-                ReportDrop(scratch, header, kInvalidNode, pc.level, kStatusInvalidNodeIndex, 1u);
-                entry.node = kInvalidNode;
-            }
+    // The same in every workgroup of the pass, so the rounds' barriers stay in uniform control flow.
+    if (record_count > invocations) {
+        for (uint round = gl_WorkGroupID.x * 2u * gl_WorkGroupSize.x; round < record_count; round += 2u * invocations) {
+            SharedCountRound(scratch, header, table, input_half, directory, records, heap, record_count, node_count, sharing_count,
+                             capacity, round, true);
         }
-        if (t < node_count) s_round_records[t] = 0u;
-        barrier();
-        const uint node = entry.node;
-        const uint per_record = node != kInvalidNode ? UniformRecordWorkgroups(table, node) : kInvalidNode;
-        uint round_slot = 0u;
-        if (per_record != kInvalidNode) round_slot = atomicAdd(s_round_records[node], 1u);
-        barrier();
-        if (t < node_count && s_round_records[t] != 0u) {
-            const uint count = s_round_records[t];
-            const uint workgroups = count * UniformRecordWorkgroups(table, t);
-            s_round_base[t] = atomicAdd(input_half.nodes[t].scatter_cursor, (uint64_t(count) << 32) | uint64_t(workgroups));
+    } else {
+        for (uint round = gl_WorkGroupID.x * gl_WorkGroupSize.x; round < record_count; round += invocations) {
+            SharedCountRound(scratch, header, table, input_half, directory, records, heap, record_count, node_count, sharing_count,
+                             capacity, round, false);
         }
-        barrier();
-        if (per_record != kInvalidNode) {
-            const uint64_t base = s_round_base[node];
-            const uint slot = uint(base >> 32) + round_slot;
-            // Past the kept count: reported as dropped by the last workgroup. These nodes' entries name their node
-            // (FirstWorkgroupOrNode: only dynamic broadcast nodes, which take the per-record path, store workgroups).
-            if (slot < Kept(node, capacity)) {
-                StoreDirectoryEntry(directory, RangeBegin(node) + slot, DirectoryEntry(entry.payload_offset, entry.recursion_depth, node, per_record));
-            }
-        } else if (node != kInvalidNode) {
-            Scatter(scratch, header, table, input_half, directory, node, heap + entry.payload_offset, entry, capacity);
-        }
-        for (uint i = 0u; node != kInvalidNode && i < sharing_count; ++i) {
-            if (s_sharing[i].y != node) continue;
-            Scatter(scratch, header, table, input_half, directory, s_sharing[i].x, heap + entry.payload_offset, entry, capacity);
-        }
-        barrier();  // the next round rewrites s_round_records and s_round_base
     }
 }
 
