@@ -189,16 +189,6 @@ void SharedCountStore(uint64_t scratch, GraphHeader header, NodeTable table, Hal
     }
 }
 
-// Step 3 for graphs of up to kSharedCountMaxNodes nodes, in rounds of one or two records per invocation: records count
-// per node in shared memory, then one 64-bit atomic per node and workgroup takes the round's slots and workgroups from
-// the node's cursor. A level's records spread over many nodes (a classify pass, appends by hash) otherwise take one
-// global atomic each on a few cursors, which serialise in L2. Where one record per launched invocation does not cover
-// the level (a large level: its producers ask for one workgroup per level_pass_records_per_workgroup records, twice
-// the workgroup's size), each invocation takes two records per round, so that a workgroup takes its records in one
-// round, with half the barriers and half the cursor atomics of two rounds (H200: append_rate's pass of 2.8 million
-// records to 64 nodes 130 -> 112 us, the workload -6.6%; docs/performance.md). Records of dynamic broadcast nodes, whose
-// workgroups differ per record, and the copies for sharing nodes keep the per-record atomic. Slot and first workgroup
-// come from one counter, so they keep the order Scatter gives them. Called in workgroup-uniform control flow.
 // One round of ScatterWithSharedCounts from record `round`: one record per invocation, or two where `two_records`.
 // Called with a constant `two_records` in each of two loops, so that the compiler makes the one-record round of the
 // small levels what it was before the second record existed (with `two_records` a variable, overhead_chain32x8, whose
@@ -232,6 +222,16 @@ void SharedCountRound(uint64_t scratch, GraphHeader header, NodeTable table, Hal
     barrier();  // the next round rewrites s_round_records and s_round_base
 }
 
+// Step 3 for graphs of up to kSharedCountMaxNodes nodes, in rounds of one or two records per invocation: records count
+// per node in shared memory, then one 64-bit atomic per node and workgroup takes the round's slots and workgroups from
+// the node's cursor. A level's records spread over many nodes (a classify pass, appends by hash) otherwise take one
+// global atomic each on a few cursors, which serialise in L2. Where one record per launched invocation does not cover
+// the level (a large level: its producers ask for one workgroup per level_pass_records_per_workgroup records, twice
+// the workgroup's size), each invocation takes two records per round, so that a workgroup takes its records in one
+// round, with half the barriers and half the cursor atomics of two rounds (H200: append_rate's pass of 2.8 million
+// records to 64 nodes 130 -> 112 us, the workload -6.6%; docs/performance.md). Records of dynamic broadcast nodes, whose
+// workgroups differ per record, and the copies for sharing nodes keep the per-record atomic. Slot and first workgroup
+// come from one counter, so they keep the order Scatter gives them. Called in workgroup-uniform control flow.
 void ScatterWithSharedCounts(uint64_t scratch, GraphHeader header, NodeTable table, Half input_half, Directory directory,
                              RecordList records, uint64_t heap, uint record_count, uint invocations, uint node_count,
                              uint sharing_count, uint capacity) {
