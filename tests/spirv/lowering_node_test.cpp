@@ -1390,5 +1390,51 @@ TEST(LoweringOptionsRecord, AReplacementLoweredWithOtherOptionsIsRefusedAndNames
     EXPECT_TRUE(CheckLoweredReplacement(WriteModule(stripped), "main", ours.node).ok());
 }
 
+// glslang states the workgroup size as LocalSizeId with constant operands when it targets SPIR-V 1.6 (Vulkan 1.3), so a
+// replacement compiled from an edited GLSL dump carries no LocalSize: its LocalSizeId is checked as the same size, and a
+// different one is refused with the sizes named.
+TEST(LoweringOptionsRecord, AReplacementMayStateItsSizeAsLocalSizeId) {
+    const Module module = LoadCorpus("thread_node.spvasm");
+    const NodeInfo info = MustAnalyze(module, "main");
+    const Lowered ours = MustLower(module, info, MakeOptions(module, info));
+    auto with_local_size_id = [&](std::array<std::uint32_t, 3> size) {
+        Module edited = ours.module;
+        std::uint32_t u32 = 0;
+        for (const Instruction& inst : edited.section(Section::kTypesValues)) {
+            if (inst.opcode() == Op::OpTypeInt && inst.Word(0) == 32 && inst.Word(1) == 0) u32 = inst.result_id();
+        }
+        EXPECT_NE(u32, 0u);
+        std::vector<std::uint32_t> ids;
+        for (std::uint32_t value : size) {
+            Instruction constant(Op::OpConstant, u32, edited.TakeNextId());
+            constant.AddLiteral(value);
+            ids.push_back(constant.result_id());
+            edited.Append(Section::kTypesValues, std::move(constant));
+        }
+        std::vector<Instruction>& modes = edited.mutable_section(Section::kExecutionMode);
+        const auto local_size = std::find_if(modes.begin(), modes.end(), [](const Instruction& inst) {
+            return inst.opcode() == Op::OpExecutionMode && inst.Word(1) == static_cast<std::uint32_t>(ExecutionMode::LocalSize);
+        });
+        EXPECT_NE(local_size, modes.end());
+        if (local_size == modes.end()) return std::vector<std::uint32_t>{};
+        Instruction by_id(Op::OpExecutionModeId);
+        by_id.AddId(local_size->Word(0)).AddEnum(OperandKind::ExecutionMode, ExecutionMode::LocalSizeId);
+        for (std::uint32_t id : ids) by_id.AddId(id);
+        *local_size = std::move(by_id);
+        return WriteModule(edited);
+    };
+    const std::array<std::uint32_t, 3> size = ours.node.local_size;
+    const std::vector<std::uint32_t> same = with_local_size_id(size);
+    ASSERT_EQ(ValidateVulkan13(same), "");
+    const Status accepted = CheckLoweredReplacement(same, "main", ours.node);
+    EXPECT_TRUE(accepted.ok()) << accepted.error().message;
+
+    const Status refused = CheckLoweredReplacement(with_local_size_id({size[0] * 2, size[1], size[2]}), "main", ours.node);
+    ASSERT_FALSE(refused.ok());
+    const std::string wanted = "has LocalSize " + std::to_string(size[0] * 2) + "x" + std::to_string(size[1]) + "x" +
+                               std::to_string(size[2]) + " where the lowered node has " + std::to_string(size[0]) + "x";
+    EXPECT_TRUE(Contains(refused.error().message, wanted)) << refused.error().message;
+}
+
 }  // namespace
 }  // namespace execgraph::spirv

@@ -7,6 +7,7 @@
 #include <string>
 #include <string_view>
 
+#include "execgraph/spirv/constant_eval.h"
 #include "execgraph/spirv/lowering.h"
 #include "execgraph/spirv/reader.h"
 #include "execgraph/spirv/writer.h"
@@ -206,19 +207,33 @@ Status CheckLoweredReplacement(std::span<const std::uint32_t> words, const std::
                                         "): dump it on the device that runs it, or edit its OpModuleProcessed \"" +
                                         std::string(kOptionsRecordPrefix) + "...\" line to match"};
     }
+    // glslang writes LocalSizeId with constant operands for SPIR-V 1.6 (--target-env vulkan1.3) where older targets get
+    // LocalSize, so a module compiled from an edited GLSL dump states its size either way.
     for (const Instruction& inst : read->section(Section::kExecutionMode)) {
-        if (inst.opcode() != Op::OpExecutionMode || inst.Word(0) != entry_id ||
-            inst.Word(1) != static_cast<std::uint32_t>(ExecutionMode::LocalSize)) {
+        if (inst.Word(0) != entry_id || inst.OperandWordCount() < 5) continue;
+        std::array<std::uint32_t, 3> size{};
+        if (inst.opcode() == Op::OpExecutionMode && inst.Word(1) == static_cast<std::uint32_t>(ExecutionMode::LocalSize)) {
+            size = {inst.Word(2), inst.Word(3), inst.Word(4)};
+        } else if (inst.opcode() == Op::OpExecutionModeId &&
+                   inst.Word(1) == static_cast<std::uint32_t>(ExecutionMode::LocalSizeId)) {
+            for (std::size_t i = 0; i < 3; ++i) {
+                // No specialization reaches a replacement, so a specialization constant takes its default.
+                Result<std::uint32_t> value = EvaluateUint32(*read, inst.Word(2 + i));
+                if (!value)
+                    return Error{kNoWordOffset,
+                                 "has a LocalSizeId operand that is not an integer constant: " + value.error().message};
+                size[i] = *value;
+            }
+        } else {
             continue;
         }
-        const std::array<std::uint32_t, 3> size{inst.Word(2), inst.Word(3), inst.Word(4)};
         if (size == lowered.local_size) return {};
         return Error{kNoWordOffset, "has LocalSize " + std::to_string(size[0]) + "x" + std::to_string(size[1]) + "x" +
                                         std::to_string(size[2]) + " where the lowered node has " +
                                         std::to_string(lowered.local_size[0]) + "x" + std::to_string(lowered.local_size[1]) + "x" +
                                         std::to_string(lowered.local_size[2])};
     }
-    return Error{kNoWordOffset, "has no LocalSize execution mode (the lowered node has one)"};
+    return Error{kNoWordOffset, "has no LocalSize or LocalSizeId execution mode (the lowered node has one)"};
 }
 
 }  // namespace execgraph::spirv
