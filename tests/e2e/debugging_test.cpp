@@ -1133,6 +1133,129 @@ TEST_F(ShaderReplacements, AnEditedLoweredModuleRunsInsteadOfTheLoweredOne) {
     context.log().Clear();
 }
 
+// vkd3d-proton's basic recursion (GraphDispatch.RecursionToMaxNodeRecursion): UAV[0..14] after one dispatch.
+std::vector<uint32_t> DispatchRecursionGraph(GraphTestContext& context) {
+    TestBuffer uav = context.CreateBuffer(16 * sizeof(uint32_t), VK_BUFFER_USAGE_STORAGE_BUFFER_BIT);
+    VkPipelineLayout layout = context.CreateStorageBufferLayout({&uav});
+    VkPipeline graph = context.CreateGraph(
+        {{ReadCorpus("vkd3d_basic_recursion_entry"), "EntryNode"}, {ReadCorpus("vkd3d_basic_recursion_recursive"), "Recursive"}},
+        layout);
+    EXPECT_NE(graph, VK_NULL_HANDLE) << context.log().Problems();
+    if (graph == VK_NULL_HANDLE) return {};
+    VkExecutionGraphPipelineScratchSizeAMDX size{VK_STRUCTURE_TYPE_EXECUTION_GRAPH_PIPELINE_SCRATCH_SIZE_AMDX};
+    EXPECT_EQ(context.vkGetExecutionGraphPipelineScratchSizeAMDX(context.device(), graph, &size), VK_SUCCESS);
+    TestBuffer scratch = context.CreateScratch(size.minSize);
+    VkDispatchGraphInfoAMDX info{context.NodeIndex(graph, "EntryNode", 0), 1, {}, 0};
+    uint32_t empty_record = 0;
+    info.payloads.hostAddress = &empty_record;
+    VkDispatchGraphCountInfoAMDX count_info{1, {}, sizeof(info)};
+    count_info.infos.hostAddress = &info;
+    context.Submit([&](VkCommandBuffer cmd) {
+        context.vkCmdInitializeGraphScratchMemoryAMDX(cmd, graph, scratch.address, scratch.size);
+        VkMemoryBarrier barrier{VK_STRUCTURE_TYPE_MEMORY_BARRIER, nullptr, VK_ACCESS_SHADER_WRITE_BIT,
+                                VK_ACCESS_SHADER_READ_BIT | VK_ACCESS_SHADER_WRITE_BIT};
+        vkCmdPipelineBarrier(cmd, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, 0, 1, &barrier, 0,
+                             nullptr, 0, nullptr);
+        vkCmdBindPipeline(cmd, VK_PIPELINE_BIND_POINT_EXECUTION_GRAPH_AMDX, graph);
+        VkDescriptorSet set = context.descriptor_set();
+        vkCmdBindDescriptorSets(cmd, VK_PIPELINE_BIND_POINT_EXECUTION_GRAPH_AMDX, layout, 0, 1, &set, 0, nullptr);
+        context.vkCmdDispatchGraphAMDX(cmd, scratch.address, scratch.size, &count_info);
+    });
+    std::vector<uint32_t> words(uav.As<uint32_t>(), uav.As<uint32_t>() + 15);
+    context.Destroy(scratch);
+    context.Destroy(uav);
+    return words;
+}
+
+// The GLSL route of docs/debugging.md: every node's GLSL rendering, compiled by scripts/glsl-replacement.py (which fixes
+// what glslang does not take from SPIRV-Cross and compiles for Vulkan 1.3, whose modules state LocalSizeId), runs
+// instead of the node's lowered module with the graph's results unchanged: the hello graph, and the recursion, whose
+// record struct is both a member of its output's record array and a buffer reference's block (the script renames the
+// struct; removing it had made the array one of references, and the node write through them). An edit of thirdNode's
+// GLSL (its UAV words 4 + tid made 0 + tid) moves its sums as the same edit of the SPIR-V does above.
+TEST_F(ShaderReplacements, GlslDumpsCompiledByTheScriptRunInsteadOfTheLoweredModules) {
+    // The build machine's tools; a GPU machine the test binaries were copied to (scripts/gpu/stage.sh) may lack them.
+    for (const char* tool : {EXECGRAPH_PYTHON3, EXECGRAPH_GLSLANG_VALIDATOR, EXECGRAPH_GLSL_REPLACEMENT_SCRIPT}) {
+        if (!std::filesystem::exists(tool)) GTEST_SKIP() << tool << " is not on this machine";
+    }
+    DumpedThirdNode();
+    // The script on `glsl`, writing `spv` (and the fixed source to `fixed`, where given).
+    auto compile = [&](const std::filesystem::path& glsl, const std::filesystem::path& spv,
+                       const std::filesystem::path& fixed = {}) {
+        const std::string command = std::string(EXECGRAPH_PYTHON3) + " " + EXECGRAPH_GLSL_REPLACEMENT_SCRIPT + " --glslang " +
+                                    EXECGRAPH_GLSLANG_VALIDATOR + (fixed.empty() ? "" : " --fixed " + fixed.string()) + " " +
+                                    glsl.string() + " " + spv.string();
+        return std::system(command.c_str()) == 0;
+    };
+    std::vector<std::filesystem::path> renderings;
+    for (const auto& file : std::filesystem::directory_iterator(dumps_)) {
+        if (file.path().extension() == ".glsl") renderings.push_back(file.path());
+    }
+    ASSERT_EQ(renderings.size(), 3u);
+    for (const std::filesystem::path& glsl : renderings) {
+        const std::filesystem::path spv = std::filesystem::path(edits_) / (glsl.stem().string() + ".lowered.spv");
+        ASSERT_TRUE(compile(glsl, spv)) << glsl;
+    }
+    auto run_hello = [&](const uint32_t(&expected)[8]) {
+        setenv("VK_EXECGRAPH_SHADER_ENQUEUE_REPLACE_SHADERS_PATH", edits_.c_str(), 1);
+        GraphTestContext context;
+        ASSERT_TRUE(context.ok());
+        const HelloRun run = DispatchHelloGraph(context, nullptr, nullptr);
+        ASSERT_EQ(run.uav.size(), 8u) << context.log().Problems();
+        for (uint32_t i = 0; i < 8; ++i) EXPECT_EQ(run.uav[i], expected[i]) << "UAV[" << i << "]";
+        // One warning per node that runs a replacement, and no error (validation below the layer included).
+        EXPECT_EQ(context.log().CountWithId("EXECGRAPH-SETTINGS"), 3u) << context.log().Problems();
+        for (const MessageLog::Message& message : context.log().Messages()) {
+            EXPECT_EQ(message.severity & VK_DEBUG_UTILS_MESSAGE_SEVERITY_ERROR_BIT_EXT, 0u) << message.text;
+        }
+        context.log().Clear();
+    };
+    run_hello(kHelloExpected);
+
+    // thirdNode's UAV index: `4u + ` before the invocation's id in the only store to the node's storage buffer.
+    const std::filesystem::path third = std::filesystem::path(dumps_) / "graph1_thirdNode_0.glsl";
+    std::ifstream in(third);
+    std::string source((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    const std::regex uav_index("(\\._m0\\[)4u \\+ ");
+    ASSERT_EQ(std::distance(std::sregex_iterator(source.begin(), source.end(), uav_index), std::sregex_iterator()), 1) << source;
+    std::ofstream(third) << std::regex_replace(source, uav_index, "$010u + ");
+    ASSERT_TRUE(compile(third, std::filesystem::path(edits_) / "graph1_thirdNode_0.lowered.spv"));
+    const uint32_t moved[8] = {5 + 2, 18 + 4, 39 + 6, 68 + 8, 0, 0, 0, 0};
+    run_hello(moved);
+
+    for (const std::string& folder : {dumps_, edits_}) {
+        std::filesystem::remove_all(folder);
+        std::filesystem::create_directories(folder);
+    }
+    setenv("VK_EXECGRAPH_SHADER_ENQUEUE_DUMP_SHADERS_PATH", dumps_.c_str(), 1);
+    {
+        GraphTestContext context;
+        ASSERT_TRUE(context.ok());
+        const std::vector<uint32_t> lowered = DispatchRecursionGraph(context);
+        const std::vector<uint32_t> expected{0, 7, 13, 17, 25, 34, 46, 59, 71, 76, 68, 47, 23, 7, 1};
+        ASSERT_EQ(lowered, expected) << context.log().Problems();
+    }
+    unsetenv("VK_EXECGRAPH_SHADER_ENQUEUE_DUMP_SHADERS_PATH");
+    bool renamed_struct = false;
+    for (const std::string node : {"EntryNode", "Recursive"}) {
+        const std::filesystem::path glsl = std::filesystem::path(dumps_) / ("graph1_" + node + "_0.glsl");
+        const std::filesystem::path fixed = std::filesystem::path(edits_) / (node + ".comp");
+        ASSERT_TRUE(compile(glsl, std::filesystem::path(edits_) / ("graph1_" + node + "_0.lowered.spv"), fixed)) << glsl;
+        std::ifstream fixed_in(fixed);
+        const std::string fixed_source((std::istreambuf_iterator<char>(fixed_in)), std::istreambuf_iterator<char>());
+        renamed_struct = renamed_struct || std::regex_search(fixed_source, std::regex("\\n\\s+_[0-9]+_value _m[0-9]+\\[\\];"));
+    }
+    EXPECT_TRUE(renamed_struct) << "no record array of a renamed struct: the case this part covers is gone";
+    setenv("VK_EXECGRAPH_SHADER_ENQUEUE_REPLACE_SHADERS_PATH", edits_.c_str(), 1);
+    GraphTestContext context;
+    ASSERT_TRUE(context.ok());
+    const std::vector<uint32_t> replaced = DispatchRecursionGraph(context);
+    const std::vector<uint32_t> expected{0, 7, 13, 17, 25, 34, 46, 59, 71, 76, 68, 47, 23, 7, 1};
+    EXPECT_EQ(replaced, expected);
+    EXPECT_EQ(context.log().CountWithId("EXECGRAPH-SETTINGS"), 2u) << context.log().Problems();
+    context.log().Clear();
+}
+
 // A replacement the layer cannot run as the node (not SPIR-V, invalid, another LocalSize, lowered with another device's
 // options) fails pipeline creation with a message naming the file; it is never silently skipped, which would hide the
 // experiment's outcome.
