@@ -222,6 +222,8 @@ VKAPI_ATTR VkResult VKAPI_CALL CreateDevice(VkPhysicalDevice physicalDevice, con
                                                    FinishPassReportsFor(device_type));
         state->reserve_per_workgroup = SettingChoice(instance->settings.allocation_reservation, AllocationReservation::kWorkgroup,
                                                      AllocationReservation::kSubgroup, ReservesPerWorkgroupFor(device_type));
+        state->coalesce_record_stores = SettingChoice(instance->settings.record_store_coalescing, RecordStoreCoalescing::kOn,
+                                                      RecordStoreCoalescing::kOff, CoalescesRecordStoresFor(device_type));
         VkPhysicalDeviceProperties properties;
         instance->dispatch.GetPhysicalDeviceProperties(physicalDevice, &properties);
         // The setting, where given, is the batch of every thread node; by default leaves get kLeafThreadBatchSize.

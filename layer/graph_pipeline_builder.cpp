@@ -279,7 +279,8 @@ std::string LoweredPipelineKey(const NodeSource& source, const spirv::LoweringOp
                                 options.group_hand_off_checks_initialization,
                                 options.node_table_offset,
                                 options.node_stats_offset,
-                                options.node_count};
+                                options.node_count,
+                                options.coalesce_record_stores};
     append_words(scalars, sizeof(scalars));
     return key;
 }
@@ -856,6 +857,7 @@ GraphBuildResult BuildExecutionGraphPipeline(DeviceState& device, VkPipelineCach
         options.thread_batch_size = node.info.outputs.empty() ? device.leaf_thread_batch_size : device.thread_batch_size;
         options.heap_holds_record_list = heap_holds_record_list;
         options.reserve_per_workgroup = device.reserve_per_workgroup;
+        options.coalesce_record_stores = device.coalesce_record_stores;
         options.indirect_level_pass = device.indirect_level_pass;
         options.validate = device.instance->settings.validate_lowered_shaders;
         options.optimize = device.instance->settings.optimize_lowered_shaders;

@@ -67,6 +67,8 @@ struct DeviceState {
     std::optional<uint64_t> hand_off_max_invocations_per_record;
     // The `allocation_reservation` setting, or ReservesPerWorkgroupFor(the device's type).
     bool reserve_per_workgroup = true;
+    // The `record_store_coalescing` setting, or CoalescesRecordStoresFor(the device's type).
+    bool coalesce_record_stores = true;
     uint32_t thread_batch_size = kThreadBatchSizeGpu;  // the `thread_batch_size` setting, or ThreadBatchSizeFor(the device's type)
     uint32_t leaf_thread_batch_size = kLeafThreadBatchSize;  // the `thread_batch_size` setting, or kLeafThreadBatchSize
     std::unique_ptr<DispatchReporter> reporter;     // reports dropped work at the application's synchronisation points

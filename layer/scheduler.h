@@ -235,6 +235,14 @@ inline constexpr uint32_t kSmallProducerLevelMaxWorkgroups = 16384;
 //   producer level, 64 workgroups of 256 invocations, took about 600 µs with it and 390 without (docs/performance.md).
 inline constexpr bool ReservesPerWorkgroupFor(VkPhysicalDeviceType type) { return type != VK_PHYSICAL_DEVICE_TYPE_CPU; }
 
+// Whether lowered nodes keep one-record allocations of two to eight 16-byte chunks in registers and write a subgroup's
+// records transposed (spirv::LoweringOptions::coalesce_record_stores, docs/design.md "Coalesced record stores").
+// - GPUs: yes. A store instruction costs by the memory segments its lanes touch; each lane writing its own 64-byte
+//   record touched 32 pieces per instruction (docs/performance.md, "Session of the coalesced record stores").
+// - CPU devices: no. llvmpipe runs every shuffle and every store through a buffer address as a loop over its lanes, and
+//   a CPU's caches combine the neighbouring stores anyway.
+inline constexpr bool CoalescesRecordStoresFor(VkPhysicalDeviceType type) { return type != VK_PHYSICAL_DEVICE_TYPE_CPU; }
+
 // One indirect dispatch of a level: a node, or a dispatch group of consecutive nodes that share one lowered pipeline
 // (docs/design.md, "Dispatch groups"), dispatched together through its first node's arguments.
 struct LevelDispatch {

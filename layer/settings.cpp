@@ -23,6 +23,12 @@ constexpr SettingEnumName kAllocationReservationNames[] = {
     {"subgroup", static_cast<uint64_t>(AllocationReservation::kSubgroup)},
 };
 
+constexpr SettingEnumName kRecordStoreCoalescingNames[] = {
+    {"auto", static_cast<uint64_t>(RecordStoreCoalescing::kAuto)},
+    {"on", static_cast<uint64_t>(RecordStoreCoalescing::kOn)},
+    {"off", static_cast<uint64_t>(RecordStoreCoalescing::kOff)},
+};
+
 constexpr SettingEnumName kReportPassNames[] = {
     {"auto", static_cast<uint64_t>(ReportPass::kAuto)},
     {"preparer", static_cast<uint64_t>(ReportPass::kPreparer)},
@@ -97,6 +103,11 @@ constexpr SettingDescriptor kSettingDescriptors[] = {
      "pass beside the last level's node dispatches, so that the last level waits for no writes to host memory), or "
      "auto: by device type (finish on GPUs, preparer on CPU devices; see docs/settings.md).",
      SettingField<&LayerSettings::report_pass>(), kReportPassNames},
+    {"record_store_coalescing", "auto",
+     "Whether a node that allocates at most one record of 32, 64 or 128 bytes per invocation keeps it in registers and "
+     "writes its subgroup's records together at its end, transposed across the lanes so that each store writes "
+     "contiguous bytes: on, off, or auto: by device type (on for GPUs, off for CPU devices; see docs/settings.md).",
+     SettingField<&LayerSettings::record_store_coalescing>(), kRecordStoreCoalescingNames},
 };
 
 // A settings file larger than this is not a settings file; refuse it rather than read it into memory.

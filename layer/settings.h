@@ -40,6 +40,8 @@ inline constexpr char kSettingsFileName[] = "vk_layer_settings.txt";
 
 // The `allocation_reservation` setting's values.
 enum class AllocationReservation : uint8_t { kAuto = 0, kWorkgroup = 1, kSubgroup = 2 };
+// The `record_store_coalescing` setting's values.
+enum class RecordStoreCoalescing : uint8_t { kAuto = 0, kOn = 1, kOff = 2 };
 // The `report_pass` setting's values.
 enum class ReportPass : uint8_t { kAuto = 0, kPreparer = 1, kFinish = 2 };
 
@@ -85,6 +87,9 @@ struct LayerSettings {
     // layer/scheduler.h).
     AllocationReservation allocation_reservation = AllocationReservation::kAuto;
     ReportPass report_pass = ReportPass::kAuto;
+    // Whether lowered nodes write one-record allocations of 32 to 128 bytes per subgroup, transposed
+    // (spirv::LoweringOptions::coalesce_record_stores); kAuto: by device type (CoalescesRecordStoresFor in layer/scheduler.h).
+    RecordStoreCoalescing record_store_coalescing = RecordStoreCoalescing::kAuto;
 };
 
 enum class SettingType : uint8_t { kBool, kInt, kUint, kString, kEnum };

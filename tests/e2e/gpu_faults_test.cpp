@@ -194,20 +194,13 @@ TEST_F(GpuFaults, RecordListOverflowOfOneAtomicReservationsFillsTheListExactly) 
     context_.log().Clear();
 }
 
-// The `allocation_reservation` setting, set before the fixture's context creates its instance (which reads it).
-struct AllocationReservationEnvironment {
-    static constexpr const char* kVariable = "VK_EXECGRAPH_SHADER_ENQUEUE_ALLOCATION_RESERVATION";
-    explicit AllocationReservationEnvironment(const char* value) { setenv(kVariable, value, 1); }
-    ~AllocationReservationEnvironment() { unsetenv(kVariable); }
-};
-
 // Uniform allocations of broadcast nodes reserve once per workgroup on GPUs and once per subgroup on CPU devices
 // (layer/scheduler.h, ReservesPerWorkgroupFor): both ways run on lavapipe here, each with its own overflow path.
-class GpuFaultsByReservation : private AllocationReservationEnvironment,
+class GpuFaultsByReservation : private ScopedEnvironmentVariable,
                                public GpuFaults,
                                public ::testing::WithParamInterface<const char*> {
   protected:
-    GpuFaultsByReservation() : AllocationReservationEnvironment(GetParam()) {}
+    GpuFaultsByReservation() : ScopedEnvironmentVariable("VK_EXECGRAPH_SHADER_ENQUEUE_ALLOCATION_RESERVATION", GetParam()) {}
 };
 INSTANTIATE_TEST_SUITE_P(Reservation, GpuFaultsByReservation, ::testing::Values("workgroup", "subgroup"),
                          [](const ::testing::TestParamInfo<const char*>& info) { return std::string(info.param); });

@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cstdlib>
 #include <cstring>
 #include <list>
 #include <memory>
@@ -16,6 +17,19 @@
 namespace execgraph::test {
 
 // One VkDispatchGraphInfoAMDX with its payload bytes kept alive by the test.
+// Sets an environment variable for the object's lifetime: a layer setting read when the fixture's context creates its
+// instance, so a fixture takes it as its first base.
+class ScopedEnvironmentVariable {
+  public:
+    ScopedEnvironmentVariable(const char* variable, const char* value) : variable_(variable) { setenv(variable, value, 1); }
+    ~ScopedEnvironmentVariable() { unsetenv(variable_); }
+    ScopedEnvironmentVariable(const ScopedEnvironmentVariable&) = delete;
+    ScopedEnvironmentVariable& operator=(const ScopedEnvironmentVariable&) = delete;
+
+  private:
+    const char* variable_;
+};
+
 struct EntryDispatch {
     uint32_t node_index = 0;
     uint32_t payload_count = 0;

@@ -6,7 +6,10 @@
 // with a CPU reference.
 #include <gtest/gtest.h>
 
+#include <cstdlib>
+#include <cstring>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "graph_test_fixture.h"
@@ -414,6 +417,68 @@ TEST_F(Outputs, CoalescingEntryFeedsAThreadNode) {
     for (uint32_t v : values) AddToSink(expected, 0, v + 100);
     ExpectUav(uav, expected);
 }
+
+// One-record allocations of 32, 64 and 128 bytes (coalesced_record_producer with 1, 3 and 7 words), lowered with the
+// records kept in words and written per subgroup, transposed (`on`, what GPUs do), and as the node's code writes them
+// (`off`, what CPU devices do). Both must give the CPU reference: full workgroups take the transposed path; a hole in
+// the invocations, a partial last workgroup and a workgroup without records write each record on its own.
+class CoalescedRecordStores : private ScopedEnvironmentVariable,
+                              public GraphTest,
+                              public ::testing::WithParamInterface<std::tuple<const char*, uint32_t>> {
+  protected:
+    CoalescedRecordStores()
+        : ScopedEnvironmentVariable("VK_EXECGRAPH_SHADER_ENQUEUE_RECORD_STORE_COALESCING", std::get<0>(GetParam())) {}
+};
+
+TEST_P(CoalescedRecordStores, RecordsWrittenPerSubgroupMatchTheirInvocationsStores) {
+    const uint32_t words = std::get<1>(GetParam());
+    auto with_words = [&](std::string text) {
+        for (std::size_t at; (at = text.find("@WORDS@")) != std::string::npos;) text.replace(at, 7, std::to_string(words));
+        return text;
+    };
+    struct Launch {
+        uint32_t grid, count, hole, base;
+    };
+    const std::vector<Launch> launches = {
+        {4, 256, ~0u, 0},    // four full workgroups: every subgroup's records side by side
+        {3, 150, 77, 1000},  // a hole at invocation 77 and a last workgroup of 22 records
+        {1, 0, ~0u, 600},    // a workgroup without records
+        {2, 128, 0, 300},    // a hole at the first invocation
+    };
+    std::vector<uint32_t> expected;
+    for (const Launch& launch : launches) {
+        for (uint32_t i = 0; i < launch.grid * 64; ++i) {
+            if (i >= launch.count || i == launch.hole) continue;
+            const uint32_t id = launch.base + i;
+            std::vector<uint32_t> record_words(4 * words);
+            for (uint32_t k = 0; k < 4 * words; ++k) record_words[k] = id * 16 + k;
+            record_words[4 * (id % words) + 1] ^= id + 0xABC;
+            uint32_t sum = 0;
+            for (uint32_t k = 0; k < 4 * words; ++k) sum += record_words[k] * (k + 1);
+            const float half_id = static_cast<float>(id) * 0.5f;
+            uint32_t half_bits = 0;
+            std::memcpy(&half_bits, &half_id, sizeof(half_bits));
+            if (expected.size() < 4 * id + 4) expected.resize(4 * id + 4, 0);
+            expected[4 * id] = half_bits;
+            expected[4 * id + 1] = id * 7 + 3 * (id ^ 0x55);
+            expected[4 * id + 2] = sum;
+            expected[4 * id + 3] += 1;
+        }
+    }
+    TestBuffer& uav = Uav(static_cast<uint32_t>(expected.size()));
+    ASSERT_NE(RunGraph({{with_words(ReadModule("coalesced_record_producer")), "main", "Entry"},
+                        {with_words(ReadModule("coalesced_record_sink")), "main", "Sink"}},
+                       uav, {{"Entry", 0, static_cast<uint32_t>(launches.size()), launches.data(), sizeof(Launch)}}),
+              VK_NULL_HANDLE);
+    ExpectUav(uav, expected);
+}
+
+INSTANTIATE_TEST_SUITE_P(Setting, CoalescedRecordStores,
+                         ::testing::Combine(::testing::Values("on", "off"), ::testing::Values(1u, 2u, 3u, 7u)),
+                         [](const ::testing::TestParamInfo<std::tuple<const char*, uint32_t>>& info) {
+                             return std::string(std::get<0>(info.param)) + "_" + std::to_string(16 + 16 * std::get<1>(info.param)) +
+                                    "_bytes";
+                         });
 
 }  // namespace
 }  // namespace execgraph::test

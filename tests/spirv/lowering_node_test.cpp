@@ -8,9 +8,12 @@
 #include <cstdint>
 #include <cstdlib>
 #include <filesystem>
+#include <fstream>
 #include <iostream>
 #include <map>
+#include <sstream>
 #include <string>
+#include <tuple>
 #include <unordered_map>
 #include <unordered_set>
 #include <vector>
@@ -1151,6 +1154,63 @@ TEST(LoweringFeatures, EveryGlobalTheEntryPointUsesIsInItsInterface) {
 
 // ---------------------------------------------------------------------------------------------------------------------
 // Errors: never invalid SPIR-V, a clear message instead.
+
+// CoalesceRecordStoresPass: coalesced_record_producer (tests/e2e/modules; the e2e suite CoalescedRecordStores runs it) keeps
+// its one 64-byte record in a Private array of 16 words and its wrapper writes a subgroup's records transposed: four
+// rounds of four word shuffles, and two more for lane 0's address. Shapes the pass must leave alone lower as without it.
+TEST(LoweringFeatures, OneRecordAllocationsOfWholeChunksAreWrittenPerSubgroupTransposed) {
+    std::ifstream file(std::string(EXECGRAPH_E2E_MODULES_DIR) + "/coalesced_record_producer.spvasm");
+    std::stringstream buffer;
+    buffer << file.rdbuf();
+    const std::string source = buffer.str();
+    ASSERT_FALSE(source.empty());
+    auto with = [&](const std::string& words, const std::string& from = "", const std::string& to = "") {
+        std::string text = source;
+        for (std::size_t at; (at = text.find("@WORDS@")) != std::string::npos;) text.replace(at, 7, words);
+        if (!from.empty()) {
+            const std::size_t at = text.find(from);
+            EXPECT_NE(at, std::string::npos) << from;
+            if (at != std::string::npos) text.replace(at, from.size(), to);
+        }
+        return text;
+    };
+    // Shuffles and Private word arrays with the pass (`coalesce`) and without it.
+    auto lower = [&](const std::string& text, bool coalesce) {
+        const Module module = Assemble(text, "coalesced_record_producer");
+        const NodeInfo info = MustAnalyze(module, "main");
+        LoweringOptions options = MakeOptions(module, info);
+        options.coalesce_record_stores = coalesce;
+        // Without the options record, which names the option.
+        std::string lowered = MustLower(module, info, options).text;
+        const std::size_t record = lowered.find("OpModuleProcessed");
+        if (record != std::string::npos) lowered.erase(record, lowered.find('\n', record) - record);
+        return lowered;
+    };
+    const std::string plain = lower(with("3"), false);
+    const std::string coalesced = lower(with("3"), true);
+    EXPECT_EQ(CountOf(coalesced, "OpGroupNonUniformShuffle "), CountOf(plain, "OpGroupNonUniformShuffle ") + 4 * 4 + 2)
+        << coalesced;
+    EXPECT_TRUE(Contains(coalesced, "BuiltIn SubgroupSize")) << coalesced;
+    EXPECT_TRUE(Contains(coalesced, "OpGroupNonUniformAll ")) << coalesced;
+    EXPECT_FALSE(Contains(plain, "OpGroupNonUniformAll ")) << plain;
+    // 32 and 128 bytes: two and eight rounds.
+    EXPECT_EQ(CountOf(lower(with("1"), true), "OpGroupNonUniformShuffle "),
+              CountOf(lower(with("1"), false), "OpGroupNonUniformShuffle ") + 2 * 4 + 2);
+    EXPECT_EQ(CountOf(lower(with("7"), true), "OpGroupNonUniformShuffle "),
+              CountOf(lower(with("7"), false), "OpGroupNonUniformShuffle ") + 8 * 4 + 2);
+    // Left alone: a 48-byte record (three chunks), up to two records per invocation, Workgroup visibility (the broadcast
+    // node's records shared), a pointer into the record passed on (an atomic on a member).
+    for (const auto& [words, from, to] : std::vector<std::tuple<std::string, std::string, std::string>>{
+             {"2", "", ""},
+             {"3", "%n = OpSelect %uint %has %uint_1 %uint_0", "%n = OpSelect %uint %has %uint_2 %uint_0"},
+             {"3", "OpAllocateNodePayloadsAMDX %_ptr_NodePayloadAMDX_out_arr %uint_4",
+              "OpAllocateNodePayloadsAMDX %_ptr_NodePayloadAMDX_out_arr %uint_2"},
+             {"3", "       %back = OpLoad %uint %d_id", "       %back = OpAtomicIAdd %uint %d_id %uint_1 %uint_0 %uint_0"},
+         }) {
+        SCOPED_TRACE(words + " " + to);
+        EXPECT_EQ(lower(with(words, from, to), true), lower(with(words, from, to), false));
+    }
+}
 
 TEST(LoweringErrors, OptionsMustDescribeEveryOutput) {
     const Module module = LoadCorpus("output_alloc_scopes.spvasm");

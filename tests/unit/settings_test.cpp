@@ -181,6 +181,7 @@ TEST(SettingsTable, ContainsTheInitialSettings) {
         {"direct_levels_max_producer_invocations", SettingType::kUint},
         {"allocation_reservation", SettingType::kEnum},
         {"report_pass", SettingType::kEnum},
+        {"record_store_coalescing", SettingType::kEnum},
     };
     std::map<std::string_view, SettingType> actual;
     for (const SettingDescriptor& row : SettingDescriptors()) {

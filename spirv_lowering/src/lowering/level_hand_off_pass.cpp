@@ -32,7 +32,7 @@ static_assert(offsets::kHalfHeapTop == 0 && offsets::kHalfRecordCount == 4 && of
               offsets::kHalfLevelPassWorkgroups == 12);
 
 Result<bool> LevelHandOffPass::Run(Module& module) {
-    const std::uint32_t lowered_entry = ctx_.info.entry_point_id;
+    const std::uint32_t lowered_entry = ctx_.EntryFunction();
     if (FindFunction(module, lowered_entry) == nullptr) return Error{kNoWordOffset, "entry point function not found"};
     // The lowered workgroup's size (LoweringContext::lowered_local_size).
     const auto& local_size = ctx_.lowered_local_size;
@@ -458,13 +458,7 @@ Result<bool> LevelHandOffPass::Run(Module& module) {
     });
     FlushPendingFunctions(module, ctx_);
 
-    // The wrapper becomes the entry point (an entry point may not also be called; SPIR-V 2.16.1).
-    for (Instruction& inst : module.mutable_section(Section::kEntryPoint)) {
-        if (inst.Word(1) == lowered_entry) inst.SetWord(1, wrapper);
-    }
-    for (Instruction& inst : module.mutable_section(Section::kExecutionMode)) {
-        if (inst.Word(0) == lowered_entry) inst.SetWord(0, wrapper);
-    }
+    RetargetEntryPoint(module, lowered_entry, wrapper);
     return true;
 }
 

@@ -87,6 +87,7 @@ std::string LoweringOptionsRecord(const LoweringOptions& options) {
     record += " node_table_offset=" + std::to_string(options.node_table_offset);
     record += " node_stats_offset=" + std::to_string(options.node_stats_offset);
     record += " node_count=" + std::to_string(options.node_count);
+    record += " coalesce_record_stores=" + std::to_string(options.coalesce_record_stores ? 1 : 0);
     record += " shader_index=" + (options.shader_index ? std::to_string(*options.shader_index) : std::string("scratch"));
     // Per output: table index, table length and record stride.
     record += " outputs=";
@@ -116,6 +117,7 @@ Result<LoweredNode> LowerNode(const Module& input, const NodeInfo& info, const L
     passes.Add<lowering::LaunchPass>(context);
     passes.Add<lowering::LowerInputPass>(context);
     passes.Add<lowering::LowerOutputsPass>(context);
+    passes.Add<lowering::CoalesceRecordStoresPass>(context);
     passes.Add<lowering::RewritePayloadPointersPass>(context);
     passes.Add<lowering::MemorySemanticsPass>(context);
     passes.Add<lowering::OneInvocationWorkgroupPass>(context);

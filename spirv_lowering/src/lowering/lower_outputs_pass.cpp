@@ -1047,6 +1047,8 @@ Result<bool> LowerOutputsPass::Run(Module& module) {
                             .AddId(index);
                         const std::uint32_t address = call.result_id();
                         rewritten.push_back(std::move(call));
+                        ctx_.lowered_allocations.push_back(LoweredAllocation{inst.result_id(), address, count, *output,
+                                                                             !workgroup && uniform && &function == entry});
                         Instruction convert(Op::OpConvertUToPtr, *pointer, inst.result_id());
                         convert.AddId(address);
                         rewritten.push_back(std::move(convert));

@@ -283,6 +283,15 @@ std::uint32_t FindBuiltinVariable(const Module& module, BuiltIn builtin) {
     return 0;
 }
 
+void RetargetEntryPoint(Module& module, std::uint32_t entry, std::uint32_t wrapper) {
+    for (Instruction& inst : module.mutable_section(Section::kEntryPoint)) {
+        if (inst.Word(1) == entry) inst.SetWord(1, wrapper);
+    }
+    for (Instruction& inst : module.mutable_section(Section::kExecutionMode)) {
+        if (inst.Word(0) == entry) inst.SetWord(0, wrapper);
+    }
+}
+
 void SetLoweredLocalSize(Module& module, LoweringContext& ctx, const std::array<std::uint32_t, 3>& size) {
     std::vector<Instruction>& modes = module.mutable_section(Section::kExecutionMode);
     std::erase_if(modes, [](const Instruction& inst) {
@@ -290,7 +299,7 @@ void SetLoweredLocalSize(Module& module, LoweringContext& ctx, const std::array<
         return mode == ExecutionMode::LocalSize || mode == ExecutionMode::LocalSizeId;
     });
     Instruction local_size(Op::OpExecutionMode);
-    local_size.AddId(ctx.info.entry_point_id)
+    local_size.AddId(ctx.EntryFunction())
         .AddEnum(OperandKind::ExecutionMode, ExecutionMode::LocalSize)
         .AddLiteral(size[0])
         .AddLiteral(size[1])

@@ -119,6 +119,17 @@ inline constexpr std::uint32_t kPushContextMemberOffsets[] = {
 static_assert(std::size(kPushContextMemberOffsets) == static_cast<std::size_t>(PushContextMember::kCount));
 static_assert(sizeof(runtime::NodePushContext) == offsetof(runtime::NodePushContext, next_level_consumer) + 4);
 
+// An allocation LowerOutputsPass lowered, for CoalesceRecordStoresPass.
+struct LoweredAllocation {
+    std::uint32_t result = 0;   // the allocation's result id: now the OpConvertUToPtr of its records' address
+    std::uint32_t address = 0;  // the allocation helper's uint64 result
+    std::uint32_t count = 0;    // the payload count, as the uint32 passed to the helper
+    std::uint32_t output = 0;   // index into NodeInfo::outputs
+    // Each invocation allocates for itself (Invocation visibility, or any in a thread node), in a block of the entry
+    // function that every invocation runs exactly once (WorkgroupUniformBlocks).
+    bool once_per_invocation = false;
+};
+
 struct LoweringContext {
     LoweringContext(const NodeInfo& node_info, const LoweringOptions& lowering_options)
         : info(node_info), options(lowering_options) {}
@@ -189,6 +200,12 @@ struct LoweringContext {
     // First block of the node's own code in the entry point, after the prologue the launch pass puts before it (which
     // only returns whole workgroups).
     std::uint32_t entry_body_label = 0;
+    // The function the entry point names once a pass wrapped the node's (CoalesceRecordStoresPass); 0: info.entry_point_id.
+    std::uint32_t entry_function = 0;
+    std::uint32_t EntryFunction() const { return entry_function != 0 ? entry_function : info.entry_point_id; }
+    // Allocations as LowerOutputsPass lowered them, and how many of them CoalesceRecordStoresPass took.
+    std::vector<LoweredAllocation> lowered_allocations;
+    std::uint32_t coalesced_record_outputs = 0;
 
     // Real (unremapped) built-in Input variables the runtime code reads.
     std::uint32_t builtin_workgroup_id = 0;
@@ -507,6 +524,9 @@ std::uint32_t CreateBuiltinVariable(Module& module, LoweringContext& ctx, BuiltI
 // Makes `size` the lowered workgroup size: the entry point's LocalSize and LocalSizeId modes give way to one LocalSize,
 // and ctx.lowered_local_size follows.
 void SetLoweredLocalSize(Module& module, LoweringContext& ctx, const std::array<std::uint32_t, 3>& size);
+// Makes `wrapper` (a function that calls `entry`) the entry point in `entry`'s place, with its execution modes: an entry
+// point may not also be called (SPIR-V 2.16.1).
+void RetargetEntryPoint(Module& module, std::uint32_t entry, std::uint32_t wrapper);
 // Creates a module-scope variable in `storage_class` holding `type`.
 std::uint32_t CreateGlobalVariable(Module& module, LoweringContext& ctx, StorageClass storage_class, std::uint32_t type,
                                    std::uint32_t initializer = 0);

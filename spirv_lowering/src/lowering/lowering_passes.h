@@ -6,11 +6,12 @@
 //   4. LaunchPass                  per-launch-kind prologue: record selection, early return, built-in remapping
 //   5. LowerInputPass              input record accesses, OpNodePayloadArrayLengthAMDX on the input, finish-writing
 //   6. LowerOutputsPass            allocations, enqueue, is-valid and array length of outputs
-//   7. RewritePayloadPointersPass  NodePayloadAMDX pointers and payload-array values become PhysicalStorageBuffer
-//   8. MemorySemanticsPass         OutputMemory -> UniformMemory
-//   9. OneInvocationWorkgroupPass  a node whose other invocations have nothing to do runs workgroups of one invocation
-//  10. LevelHandOffPass            entry wrapped: the last workgroup of a level prepares a direct next level
-//  11. StripAmdxPass               AMDX capability/extension/modes/decorations/types removed, interface recomputed
+//   7. CoalesceRecordStoresPass    one-record allocations of 32 to 128 bytes kept in words, written transposed per subgroup
+//   8. RewritePayloadPointersPass  NodePayloadAMDX pointers and payload-array values become PhysicalStorageBuffer
+//   9. MemorySemanticsPass         OutputMemory -> UniformMemory
+//  10. OneInvocationWorkgroupPass  a node whose other invocations have nothing to do runs workgroups of one invocation
+//  11. LevelHandOffPass            entry wrapped: the last workgroup of a level prepares a direct next level
+//  12. StripAmdxPass               AMDX capability/extension/modes/decorations/types removed, interface recomputed
 #pragma once
 
 #include "execgraph/spirv/pass.h"
@@ -40,6 +41,7 @@ EXECGRAPH_LOWERING_PASS(RuntimeContextPass, "RuntimeContext");
 EXECGRAPH_LOWERING_PASS(LaunchPass, "Launch");
 EXECGRAPH_LOWERING_PASS(LowerInputPass, "LowerInput");
 EXECGRAPH_LOWERING_PASS(LowerOutputsPass, "LowerOutputs");
+EXECGRAPH_LOWERING_PASS(CoalesceRecordStoresPass, "CoalesceRecordStores");
 EXECGRAPH_LOWERING_PASS(RewritePayloadPointersPass, "RewritePayloadPointers");
 EXECGRAPH_LOWERING_PASS(MemorySemanticsPass, "MemorySemantics");
 EXECGRAPH_LOWERING_PASS(OneInvocationWorkgroupPass, "OneInvocationWorkgroup");

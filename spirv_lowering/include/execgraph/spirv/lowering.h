@@ -92,6 +92,12 @@ struct LoweringOptions {
     // lies at a constant offset from the half (after its node states), so that a chain step at a direct level can load
     // its record's entry before anything else returns (LaunchPass).
     std::uint32_t node_count = 0;
+    // Keep the record of an allocation of at most one record per invocation, two to eight 16-byte chunks long, in the
+    // invocation's registers and write a subgroup's records at the end, transposed across its lanes so that each store
+    // instruction writes contiguous bytes (CoalesceRecordStoresPass, docs/design.md "Coalesced record stores"). Set for
+    // GPUs, whose store instructions cost by the memory segments they touch; a CPU device runs every shuffle as a loop
+    // over its lanes (the layer's record_store_coalescing setting).
+    bool coalesce_record_stores = true;
     // What BuiltIn ShaderIndexAMDX reads when set (tools and tests). Unset, as the layer leaves it: the running node's
     // NodeStaticInfo::shader_index, where the layer writes its index (VkPipelineShaderStageNodeCreateInfoAMDX::index
     // overriding the module's ShaderIndexAMDX), so that the nodes of an array share one lowered module.
