@@ -422,6 +422,29 @@ TEST_F(Outputs, CoalescingEntryFeedsAThreadNode) {
 // records kept in words and written per subgroup, transposed (`on`, what GPUs do), and as the node's code writes them
 // (`off`, what CPU devices do). Both must give the CPU reference: full workgroups take the transposed path; a hole in
 // the invocations, a partial last workgroup and a workgroup without records write each record on its own.
+// coalesced_record_producer's and coalesced_record_thread_producer's text with @WORDS@ replaced.
+std::string WithWords(std::string text, uint32_t words) {
+    for (std::size_t at; (at = text.find("@WORDS@")) != std::string::npos;) text.replace(at, 7, std::to_string(words));
+    return text;
+}
+
+// What coalesced_record_sink writes for the record of `id` (coalesced_record_producer's stores, `words` uint4 words).
+void ExpectCoalescedRecord(std::vector<uint32_t>& expected, uint32_t id, uint32_t words) {
+    std::vector<uint32_t> record_words(4 * words);
+    for (uint32_t k = 0; k < 4 * words; ++k) record_words[k] = id * 16 + k;
+    record_words[4 * (id % words) + 1] ^= id + 0xABC;
+    uint32_t sum = 0;
+    for (uint32_t k = 0; k < 4 * words; ++k) sum += record_words[k] * (k + 1);
+    const float half_id = static_cast<float>(id) * 0.5f;
+    uint32_t half_bits = 0;
+    std::memcpy(&half_bits, &half_id, sizeof(half_bits));
+    if (expected.size() < 4 * id + 4) expected.resize(4 * id + 4, 0);
+    expected[4 * id] = half_bits;
+    expected[4 * id + 1] = id * 7 + 3 * (id ^ 0x55);
+    expected[4 * id + 2] = sum;
+    expected[4 * id + 3] += 1;
+}
+
 class CoalescedRecordStores : private ScopedEnvironmentVariable,
                               public GraphTest,
                               public ::testing::WithParamInterface<std::tuple<const char*, uint32_t>> {
@@ -432,10 +455,6 @@ class CoalescedRecordStores : private ScopedEnvironmentVariable,
 
 TEST_P(CoalescedRecordStores, RecordsWrittenPerSubgroupMatchTheirInvocationsStores) {
     const uint32_t words = std::get<1>(GetParam());
-    auto with_words = [&](std::string text) {
-        for (std::size_t at; (at = text.find("@WORDS@")) != std::string::npos;) text.replace(at, 7, std::to_string(words));
-        return text;
-    };
     struct Launch {
         uint32_t grid, count, hole, base;
     };
@@ -448,27 +467,36 @@ TEST_P(CoalescedRecordStores, RecordsWrittenPerSubgroupMatchTheirInvocationsStor
     std::vector<uint32_t> expected;
     for (const Launch& launch : launches) {
         for (uint32_t i = 0; i < launch.grid * 64; ++i) {
-            if (i >= launch.count || i == launch.hole) continue;
-            const uint32_t id = launch.base + i;
-            std::vector<uint32_t> record_words(4 * words);
-            for (uint32_t k = 0; k < 4 * words; ++k) record_words[k] = id * 16 + k;
-            record_words[4 * (id % words) + 1] ^= id + 0xABC;
-            uint32_t sum = 0;
-            for (uint32_t k = 0; k < 4 * words; ++k) sum += record_words[k] * (k + 1);
-            const float half_id = static_cast<float>(id) * 0.5f;
-            uint32_t half_bits = 0;
-            std::memcpy(&half_bits, &half_id, sizeof(half_bits));
-            if (expected.size() < 4 * id + 4) expected.resize(4 * id + 4, 0);
-            expected[4 * id] = half_bits;
-            expected[4 * id + 1] = id * 7 + 3 * (id ^ 0x55);
-            expected[4 * id + 2] = sum;
-            expected[4 * id + 3] += 1;
+            if (i < launch.count && i != launch.hole) ExpectCoalescedRecord(expected, launch.base + i, words);
         }
     }
     TestBuffer& uav = Uav(static_cast<uint32_t>(expected.size()));
-    ASSERT_NE(RunGraph({{with_words(ReadModule("coalesced_record_producer")), "main", "Entry"},
-                        {with_words(ReadModule("coalesced_record_sink")), "main", "Sink"}},
+    ASSERT_NE(RunGraph({{WithWords(ReadModule("coalesced_record_producer"), words), "main", "Entry"},
+                        {WithWords(ReadModule("coalesced_record_sink"), words), "main", "Sink"}},
                        uav, {{"Entry", 0, static_cast<uint32_t>(launches.size()), launches.data(), sizeof(Launch)}}),
+              VK_NULL_HANDLE);
+    ExpectUav(uav, expected);
+}
+
+// The same records from a thread node: its lowered workgroup batches unrelated host records (64 on GPUs, 32 on CPU
+// devices), so whole batches take the transposed path, and batches with a record that allocates nothing, or the last,
+// partial batch, write each record on its own.
+TEST_P(CoalescedRecordStores, RecordsOfThreadNodeBatchesMatchTheirInvocationsStores) {
+    const uint32_t words = std::get<1>(GetParam());
+    struct Input {
+        uint32_t id, has;
+    };
+    std::vector<Input> inputs;
+    std::vector<uint32_t> expected;
+    for (uint32_t j = 0; j < 300; ++j) {
+        const Input input{2 * j + 5, j < 128 || j % 37 != 11 ? 1u : 0u};  // the first four batches of 32 are whole
+        inputs.push_back(input);
+        if (input.has != 0) ExpectCoalescedRecord(expected, input.id, words);
+    }
+    TestBuffer& uav = Uav(static_cast<uint32_t>(expected.size()));
+    ASSERT_NE(RunGraph({{WithWords(ReadModule("coalesced_record_thread_producer"), words), "main", "Entry"},
+                        {WithWords(ReadModule("coalesced_record_sink"), words), "main", "Sink"}},
+                       uav, {{"Entry", 0, static_cast<uint32_t>(inputs.size()), inputs.data(), sizeof(Input)}}),
               VK_NULL_HANDLE);
     ExpectUav(uav, expected);
 }
