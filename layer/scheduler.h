@@ -239,8 +239,8 @@ inline constexpr bool ReservesPerWorkgroupFor(VkPhysicalDeviceType type) { retur
 // records transposed (spirv::LoweringOptions::coalesce_record_stores, docs/design.md "Coalesced record stores").
 // - GPUs: yes. A store instruction costs by the memory segments its lanes touch; each lane writing its own 64-byte
 //   record touched 32 pieces per instruction (docs/performance.md, "Session of the coalesced record stores").
-// - CPU devices: no. llvmpipe runs every shuffle and every store through a buffer address as a loop over its lanes, and
-//   a CPU's caches combine the neighbouring stores anyway.
+// - CPU devices: no. llvmpipe runs every shuffle and every store through a buffer address as a loop over its lanes
+//   (docs/performance.md, "lavapipe: where `thread_launch`'s producer level goes"), so the transpose only adds work.
 inline constexpr bool CoalescesRecordStoresFor(VkPhysicalDeviceType type) { return type != VK_PHYSICAL_DEVICE_TYPE_CPU; }
 
 // One indirect dispatch of a level: a node, or a dispatch group of consecutive nodes that share one lowered pipeline

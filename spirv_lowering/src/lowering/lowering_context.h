@@ -203,9 +203,8 @@ struct LoweringContext {
     // The function the entry point names once a pass wrapped the node's (CoalesceRecordStoresPass); 0: info.entry_point_id.
     std::uint32_t entry_function = 0;
     std::uint32_t EntryFunction() const { return entry_function != 0 ? entry_function : info.entry_point_id; }
-    // Allocations as LowerOutputsPass lowered them, and how many of them CoalesceRecordStoresPass took.
+    // Allocations as LowerOutputsPass lowered them.
     std::vector<LoweredAllocation> lowered_allocations;
-    std::uint32_t coalesced_record_outputs = 0;
 
     // Real (unremapped) built-in Input variables the runtime code reads.
     std::uint32_t builtin_workgroup_id = 0;
