@@ -87,6 +87,8 @@ VKAPI_ATTR void VKAPI_CALL DestroyPipelineLayout(VkDevice device, VkPipelineLayo
     if (!state) return;
     // Graph pipelines keep their own lowered layouts, so the application may destroy its layout right after creation.
     state->pipeline_layouts.Pop(pipelineLayout);
+    // A prepared secondary names layouts by handle, and a new layout may get this one's (prepared_levels.h).
+    if (state->prepared_levels && pipelineLayout != VK_NULL_HANDLE) state->prepared_levels->DropAll();
     state->dispatch.DestroyPipelineLayout(device, pipelineLayout, pAllocator);
 }
 
@@ -124,9 +126,77 @@ VKAPI_ATTR void VKAPI_CALL DestroyCommandPool(VkDevice device, VkCommandPool com
         state->command_buffers.PopIf([commandPool](VkCommandBuffer, const std::shared_ptr<CommandBufferState>& command_buffer) {
             return command_buffer->pool == commandPool;
         });
+        state->command_pool_families.Pop(commandPool);
         InvalidateRecordingCaches();
     }
     state->dispatch.DestroyCommandPool(device, commandPool, pAllocator);
+}
+
+// ---- Prepared levels (the `prepared_levels` setting; prepared_levels.h) ------------------------------------------------
+// These are intercepted only where the setting is on, but the loader may hand them out from vkGetInstanceProcAddr for any
+// device, so each forwards whatever the device.
+
+VKAPI_ATTR VkResult VKAPI_CALL CreateCommandPool(VkDevice device, const VkCommandPoolCreateInfo* pCreateInfo,
+                                                 const VkAllocationCallbacks* pAllocator, VkCommandPool* pCommandPool) {
+    std::shared_ptr<DeviceState> state = FindDeviceState(GetDispatchKey(device));
+    if (!state) return VK_ERROR_INITIALIZATION_FAILED;
+    const VkResult result = state->dispatch.CreateCommandPool(device, pCreateInfo, pAllocator, pCommandPool);
+    // Protected command buffers cannot execute the layer's unprotected secondaries (VUID-vkCmdExecuteCommands-commandBuffer-01820),
+    // so such pools get no family and their dispatches record their levels directly.
+    if (result == VK_SUCCESS && state->prepared_levels && !(pCreateInfo->flags & VK_COMMAND_POOL_CREATE_PROTECTED_BIT)) {
+        state->command_pool_families.InsertOrAssign(*pCommandPool, pCreateInfo->queueFamilyIndex);
+    }
+    return result;
+}
+
+// Updating, freeing or resetting a descriptor set invalidates the command buffers that bound it ("Command Buffer
+// Lifecycle"), prepared secondaries included: the cache drops those, and the next dispatch prepares its levels again.
+VKAPI_ATTR void VKAPI_CALL UpdateDescriptorSets(VkDevice device, uint32_t descriptorWriteCount,
+                                                const VkWriteDescriptorSet* pDescriptorWrites, uint32_t descriptorCopyCount,
+                                                const VkCopyDescriptorSet* pDescriptorCopies) {
+    std::shared_ptr<DeviceState> state = FindDeviceState(GetDispatchKey(device));
+    if (!state) return;
+    if (state->prepared_levels && state->prepared_levels->size() > 0) {
+        std::vector<VkDescriptorSet> sets;
+        for (uint32_t i = 0; i < descriptorWriteCount; ++i) sets.push_back(pDescriptorWrites[i].dstSet);
+        for (uint32_t i = 0; i < descriptorCopyCount; ++i) sets.push_back(pDescriptorCopies[i].dstSet);
+        state->prepared_levels->DropBinding(sets);
+    }
+    state->dispatch.UpdateDescriptorSets(device, descriptorWriteCount, pDescriptorWrites, descriptorCopyCount, pDescriptorCopies);
+}
+
+VKAPI_ATTR void VKAPI_CALL UpdateDescriptorSetWithTemplate(VkDevice device, VkDescriptorSet descriptorSet,
+                                                           VkDescriptorUpdateTemplate descriptorUpdateTemplate, const void* pData) {
+    std::shared_ptr<DeviceState> state = FindDeviceState(GetDispatchKey(device));
+    if (!state) return;
+    if (state->prepared_levels) state->prepared_levels->DropBinding({&descriptorSet, 1});
+    state->dispatch.UpdateDescriptorSetWithTemplate(device, descriptorSet, descriptorUpdateTemplate, pData);
+}
+
+VKAPI_ATTR VkResult VKAPI_CALL FreeDescriptorSets(VkDevice device, VkDescriptorPool descriptorPool, uint32_t descriptorSetCount,
+                                                  const VkDescriptorSet* pDescriptorSets) {
+    std::shared_ptr<DeviceState> state = FindDeviceState(GetDispatchKey(device));
+    if (!state) return VK_ERROR_INITIALIZATION_FAILED;
+    if (state->prepared_levels) state->prepared_levels->DropBinding({pDescriptorSets, descriptorSetCount});
+    return state->dispatch.FreeDescriptorSets(device, descriptorPool, descriptorSetCount, pDescriptorSets);
+}
+
+// The layer does not track which pool each set came from, so resetting or destroying any pool drops every prepared
+// secondary (docs/settings.md says so: an application that resets its pools every frame prepares every frame).
+VKAPI_ATTR VkResult VKAPI_CALL ResetDescriptorPool(VkDevice device, VkDescriptorPool descriptorPool,
+                                                   VkDescriptorPoolResetFlags flags) {
+    std::shared_ptr<DeviceState> state = FindDeviceState(GetDispatchKey(device));
+    if (!state) return VK_ERROR_INITIALIZATION_FAILED;
+    if (state->prepared_levels) state->prepared_levels->DropAll();
+    return state->dispatch.ResetDescriptorPool(device, descriptorPool, flags);
+}
+
+VKAPI_ATTR void VKAPI_CALL DestroyDescriptorPool(VkDevice device, VkDescriptorPool descriptorPool,
+                                                 const VkAllocationCallbacks* pAllocator) {
+    std::shared_ptr<DeviceState> state = FindDeviceState(GetDispatchKey(device));
+    if (!state) return;
+    if (state->prepared_levels && descriptorPool != VK_NULL_HANDLE) state->prepared_levels->DropAll();
+    state->dispatch.DestroyDescriptorPool(device, descriptorPool, pAllocator);
 }
 
 VKAPI_ATTR VkResult VKAPI_CALL BeginCommandBuffer(VkCommandBuffer commandBuffer, const VkCommandBufferBeginInfo* pBeginInfo) {

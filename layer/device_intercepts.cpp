@@ -23,13 +23,17 @@ bool SettingChoice(Setting value, Setting yes, Setting no, bool by_device) {
     return by_device;
 }
 
-VkLayerDeviceCreateInfo* FindLayerLinkInfo(const VkDeviceCreateInfo* create_info) {
+VkLayerDeviceCreateInfo* FindLayerDeviceCreateInfo(const VkDeviceCreateInfo* create_info, VkLayerFunction function) {
     for (auto* node = static_cast<const VkBaseInStructure*>(create_info->pNext); node != nullptr; node = node->pNext) {
         if (node->sType != VK_STRUCTURE_TYPE_LOADER_DEVICE_CREATE_INFO) continue;
         auto* layer_info = reinterpret_cast<VkLayerDeviceCreateInfo*>(const_cast<VkBaseInStructure*>(node));
-        if (layer_info->function == VK_LAYER_LINK_INFO) return layer_info;
+        if (layer_info->function == function) return layer_info;
     }
     return nullptr;
+}
+
+VkLayerDeviceCreateInfo* FindLayerLinkInfo(const VkDeviceCreateInfo* create_info) {
+    return FindLayerDeviceCreateInfo(create_info, VK_LAYER_LINK_INFO);
 }
 
 // A Vulkan 1.1/1.2 feature the emulation turns on. It lives either in the VkPhysicalDeviceVulkan1XFeatures structure or
@@ -266,6 +270,13 @@ VKAPI_ATTR VkResult VKAPI_CALL CreateDevice(VkPhysicalDevice physicalDevice, con
             }
         }
         state->reporter = std::make_unique<DispatchReporter>(*pDevice, &state->dispatch, memory, std::move(report_options));
+        if (settings.prepared_levels) {
+            if (VkLayerDeviceCreateInfo* callback = FindLayerDeviceCreateInfo(pCreateInfo, VK_LOADER_DATA_CALLBACK)) {
+                state->set_loader_data = callback->u.pfnSetDeviceLoaderData;
+            }
+            state->capture_dispatch = std::make_unique<DeviceDispatchTable>(MakeCaptureDispatchTable(state->dispatch));
+            state->prepared_levels = std::make_unique<PreparedLevelCache>(*pDevice, state->dispatch, state->set_loader_data);
+        }
     }
     RegisterDeviceState(GetDispatchKey(*pDevice), state);
     if (emulate) {
@@ -280,7 +291,10 @@ VKAPI_ATTR PFN_vkVoidFunction VKAPI_CALL GetDeviceProcAddr(VkDevice device, cons
     if (device == VK_NULL_HANDLE) return nullptr;
     std::shared_ptr<DeviceState> state = FindDeviceState(GetDispatchKey(device));
     if (!state) return nullptr;
-    if (PFN_vkVoidFunction function = FindDeviceIntercept(pName, state->emulates_shader_enqueue)) return function;
+    if (PFN_vkVoidFunction function =
+            FindDeviceIntercept(pName, state->emulates_shader_enqueue, state->prepared_levels != nullptr)) {
+        return function;
+    }
     return state->dispatch.GetDeviceProcAddr(device, pName);
 }
 
@@ -294,6 +308,11 @@ VKAPI_ATTR void VKAPI_CALL DestroyDevice(VkDevice device, const VkAllocationCall
          state->graph_pipelines.PopIf([](VkPipeline, const std::shared_ptr<GraphPipeline>&) { return true; })) {
         graph->Destroy(*state, pAllocator);
     }
+    // Prepared secondaries are held by the command buffers that executed them and by the cache; both go before the
+    // device, and the layer's command pools with the last of them.
+    state->command_buffers.PopIf([](VkCommandBuffer, const std::shared_ptr<CommandBufferState>&) { return true; });
+    InvalidateRecordingCaches();
+    state->prepared_levels.reset();
     if (state->meta_pipelines) state->meta_pipelines->Destroy();
     if (state->reporter) state->reporter->Destroy();
     state->dispatch.DestroyDevice(device, pAllocator);
@@ -340,7 +359,10 @@ VKAPI_ATTR VkResult VKAPI_CALL CreateBuffer(VkDevice device, const VkBufferCreat
 VKAPI_ATTR void VKAPI_CALL DestroyBuffer(VkDevice device, VkBuffer buffer, const VkAllocationCallbacks* pAllocator) {
     std::shared_ptr<DeviceState> state = FindDeviceState(GetDispatchKey(device));
     if (!state) return;
-    if (buffer != VK_NULL_HANDLE) state->scratch_buffers.RemoveBuffer(buffer);
+    // Prepared secondaries dispatch indirectly from scratch buffers by handle, which a new buffer may get.
+    if (buffer != VK_NULL_HANDLE && state->scratch_buffers.RemoveBuffer(buffer) && state->prepared_levels) {
+        state->prepared_levels->DropAll();
+    }
     state->dispatch.DestroyBuffer(device, buffer, pAllocator);
 }
 

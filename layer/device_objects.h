@@ -34,7 +34,8 @@ class ScratchBufferRegistry {
     void AddBuffer(VkBuffer buffer, VkDeviceSize size);
     void RecordAddress(VkBuffer buffer, VkDeviceAddress address);
     // Also forgets the initializations recorded in the buffer's memory (a new buffer there starts uninitialized).
-    void RemoveBuffer(VkBuffer buffer);
+    // Forgets `buffer`; returns whether it was a scratch buffer.
+    bool RemoveBuffer(VkBuffer buffer);
     bool IsScratchBuffer(VkBuffer buffer) const;
     // The scratch buffer holding [address, address + size), if any.
     std::optional<BufferRange> Find(VkDeviceAddress address, VkDeviceSize size) const;
@@ -93,6 +94,8 @@ struct PushConstantWrite {
     std::vector<uint8_t> bytes;
 };
 
+struct PreparedLevels;  // prepared_levels.h
+
 struct CommandBufferState {
     VkCommandPool pool = VK_NULL_HANDLE;
     bool is_primary = true;
@@ -101,12 +104,16 @@ struct CommandBufferState {
     std::shared_ptr<GraphPipeline> bound_graph;
     // The latest push per (layout, stages, offset, size), in the order they were made, so they can be replayed.
     std::vector<PushConstantWrite> push_constants;
+    // The prepared secondaries this command buffer executed (the `prepared_levels` setting): kept until it is begun
+    // again, freed or its pool destroyed, when it can no longer be pending and they may be freed.
+    std::vector<std::shared_ptr<const PreparedLevels>> prepared_levels;
 
     void Reset() {
         compute = {};
         graph = {};
         bound_graph.reset();
         push_constants.clear();
+        prepared_levels.clear();
     }
 };
 

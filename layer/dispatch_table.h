@@ -58,6 +58,14 @@ namespace execgraph {
     X(AllocateCommandBuffers)              \
     X(FreeCommandBuffers)                  \
     X(BeginCommandBuffer)                  \
+    X(EndCommandBuffer)                    \
+    X(CreateCommandPool)                   \
+    X(CmdExecuteCommands)                  \
+    X(UpdateDescriptorSets)                \
+    X(UpdateDescriptorSetWithTemplate)     \
+    X(FreeDescriptorSets)                  \
+    X(ResetDescriptorPool)                 \
+    X(DestroyDescriptorPool)               \
     X(ResetCommandBuffer)                  \
     X(ResetCommandPool)                    \
     X(DestroyCommandPool)                  \

@@ -22,9 +22,10 @@ namespace execgraph {
 namespace {
 
 enum class InterceptScope {
-    kInstance,        // instance and physical-device commands
-    kEveryDevice,     // device commands the layer needs on every device
-    kEmulatingDevice  // device commands that only devices emulating VK_AMDX_shader_enqueue route through the layer
+    kInstance,         // instance and physical-device commands
+    kEveryDevice,      // device commands the layer needs on every device
+    kEmulatingDevice,  // device commands that only devices emulating VK_AMDX_shader_enqueue route through the layer
+    kPreparedLevels    // ... and only where the `prepared_levels` setting is on (prepared_levels.h)
 };
 
 struct Intercept {
@@ -209,6 +210,13 @@ const Intercept kIntercepts[] = {
     EXECGRAPH_INTERCEPT(CmdDispatchGraphAMDX,                                                    kEmulatingDevice),
     EXECGRAPH_INTERCEPT(CmdDispatchGraphIndirectAMDX,                                            kEmulatingDevice),
     EXECGRAPH_INTERCEPT(CmdDispatchGraphIndirectCountAMDX,                                       kEmulatingDevice),
+    EXECGRAPH_INTERCEPT(CreateCommandPool,                                                       kPreparedLevels),
+    EXECGRAPH_INTERCEPT(UpdateDescriptorSets,                                                    kPreparedLevels),
+    EXECGRAPH_INTERCEPT(UpdateDescriptorSetWithTemplate,                                         kPreparedLevels),
+    EXECGRAPH_INTERCEPT_ALIAS("vkUpdateDescriptorSetWithTemplateKHR", UpdateDescriptorSetWithTemplate, kPreparedLevels),
+    EXECGRAPH_INTERCEPT(FreeDescriptorSets,                                                      kPreparedLevels),
+    EXECGRAPH_INTERCEPT(ResetDescriptorPool,                                                     kPreparedLevels),
+    EXECGRAPH_INTERCEPT(DestroyDescriptorPool,                                                   kPreparedLevels),
 };
 // clang-format on
 
@@ -223,7 +231,7 @@ const Intercept* FindIntercept(const char* name) {
 
 }  // namespace
 
-PFN_vkVoidFunction FindDeviceIntercept(const char* name, bool device_emulates_shader_enqueue) {
+PFN_vkVoidFunction FindDeviceIntercept(const char* name, bool device_emulates_shader_enqueue, bool device_prepares_levels) {
     const Intercept* intercept = FindIntercept(name);
     if (intercept == nullptr) return nullptr;
     switch (intercept->scope) {
@@ -233,6 +241,8 @@ PFN_vkVoidFunction FindDeviceIntercept(const char* name, bool device_emulates_sh
             return intercept->function;
         case InterceptScope::kEmulatingDevice:
             return device_emulates_shader_enqueue ? intercept->function : nullptr;
+        case InterceptScope::kPreparedLevels:
+            return device_emulates_shader_enqueue && device_prepares_levels ? intercept->function : nullptr;
     }
     return nullptr;
 }

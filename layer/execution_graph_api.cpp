@@ -109,6 +109,8 @@ VKAPI_ATTR void VKAPI_CALL DestroyPipeline(VkDevice device, VkPipeline pipeline,
     std::shared_ptr<DeviceState> state = FindDeviceState(GetDispatchKey(device));
     if (!state || pipeline == VK_NULL_HANDLE) return;
     if (auto graph = state->graph_pipelines.Pop(pipeline)) {
+        // Prepared secondaries bind its node pipelines, whose handles new pipelines may get.
+        if (state->prepared_levels) state->prepared_levels->DropAll();
         (*graph)->Destroy(*state, pAllocator);
         return;
     }

@@ -4,10 +4,12 @@
 #include <cstddef>
 #include <cstdio>
 #include <cstring>
+#include <optional>
 #include <string>
 
 #include "graph_pipeline.h"
 #include "layer_state.h"
+#include "prepared_levels.h"
 #include "scheduler.h"
 #include "scratch_plan.h"
 
@@ -61,7 +63,7 @@ std::optional<BufferRange> CheckScratch(const DeviceState& device, VkCommandBuff
 
 // Binds the recorded descriptor sets of one bind point at the compute bind point, each bind call as the application made
 // it, with `layout_override` in place of the application's layout when given.
-void ReplaySetBindings(DeviceState& device, VkCommandBuffer command_buffer, const BindPointState& bind_point,
+void ReplaySetBindings(const DeviceDispatchTable& commands, VkCommandBuffer command_buffer, const BindPointState& bind_point,
                        VkPipelineLayout layout_override) {
     for (uint32_t set = 0; set < bind_point.sets.size(); ++set) {
         const BindPointState::SetBinding& binding = bind_point.sets[set];
@@ -70,10 +72,10 @@ void ReplaySetBindings(DeviceState& device, VkCommandBuffer command_buffer, cons
         for (uint32_t i = 0; i < binding.replays_following && set + i < bind_point.sets.size(); ++i) {
             sets.push_back(bind_point.sets[set + i].set);
         }
-        device.dispatch.CmdBindDescriptorSets(command_buffer, VK_PIPELINE_BIND_POINT_COMPUTE,
-                                              layout_override != VK_NULL_HANDLE ? layout_override : binding.layout, set,
-                                              static_cast<uint32_t>(sets.size()), sets.data(),
-                                              static_cast<uint32_t>(binding.dynamic_offsets.size()), binding.dynamic_offsets.data());
+        commands.CmdBindDescriptorSets(command_buffer, VK_PIPELINE_BIND_POINT_COMPUTE,
+                                       layout_override != VK_NULL_HANDLE ? layout_override : binding.layout, set,
+                                       static_cast<uint32_t>(sets.size()), sets.data(),
+                                       static_cast<uint32_t>(binding.dynamic_offsets.size()), binding.dynamic_offsets.data());
     }
 }
 
@@ -83,7 +85,7 @@ void RestoreComputeState(DeviceState& device, VkCommandBuffer command_buffer, co
     if (state.compute.pipeline != VK_NULL_HANDLE) {
         device.dispatch.CmdBindPipeline(command_buffer, VK_PIPELINE_BIND_POINT_COMPUTE, state.compute.pipeline);
     }
-    ReplaySetBindings(device, command_buffer, state.compute, VK_NULL_HANDLE);
+    ReplaySetBindings(device.dispatch, command_buffer, state.compute, VK_NULL_HANDLE);
     for (const PushConstantWrite& write : state.push_constants) {
         device.dispatch.CmdPushConstants(command_buffer, write.layout, write.stages, write.offset,
                                          static_cast<uint32_t>(write.bytes.size()), write.bytes.data());
@@ -93,12 +95,12 @@ void RestoreComputeState(DeviceState& device, VkCommandBuffer command_buffer, co
 // The application's push constants, pushed with the lowered layout. The meta passes between levels push their own
 // parameters into the same bytes, so this runs once per level (every node has the lowered layout), not once per graph
 // dispatch.
-void PushApplicationConstants(DeviceState& device, VkCommandBuffer command_buffer, const CommandBufferState& state,
+void PushApplicationConstants(const DeviceDispatchTable& commands, VkCommandBuffer command_buffer, const CommandBufferState& state,
                               const GraphPipeline& graph) {
     for (const PushConstantWrite& write : state.push_constants) {
         if (!(write.stages & VK_SHADER_STAGE_COMPUTE_BIT) || write.offset + write.bytes.size() > graph.context_offset) continue;
-        device.dispatch.CmdPushConstants(command_buffer, graph.lowered_layout, VK_SHADER_STAGE_COMPUTE_BIT, write.offset,
-                                         static_cast<uint32_t>(write.bytes.size()), write.bytes.data());
+        commands.CmdPushConstants(command_buffer, graph.lowered_layout, VK_SHADER_STAGE_COMPUTE_BIT, write.offset,
+                                  static_cast<uint32_t>(write.bytes.size()), write.bytes.data());
     }
 }
 
@@ -153,6 +155,59 @@ SchedulerRecorder RecorderFor(DeviceState& device) {
     return SchedulerRecorder(&device.dispatch, device.meta_pipelines.get(), true, device.level_pass_records_per_workgroup,
                              device.indirect_level_pass, device.finish_pass_reports);
 }
+
+// Prepared levels of one graph dispatch (prepared_levels.h): captured through the device's capture table, then executed
+// as the cached secondary holding the same commands, which the primary keeps until it can no longer be pending.
+class PreparedLevelsOfDispatch final : public PreparedLevelRecorder {
+  public:
+    PreparedLevelsOfDispatch(DeviceState& device, CommandBufferState& state, uint32_t queue_family, uint32_t graph_number)
+        : device_(device), state_(state), queue_family_(queue_family), graph_number_(graph_number) {}
+
+    const DeviceDispatchTable* Begin() override {
+        capture_.Clear();
+        scope_.emplace(capture_);
+        return device_.capture_dispatch.get();
+    }
+
+    bool Execute(VkCommandBuffer cmd) override {
+        scope_.reset();
+        std::string error;
+        bool recorded = false;
+        std::shared_ptr<PreparedLevels> prepared;
+        if (capture_.unsupported) {
+            error = "the levels recorded a command the capture cannot hold";
+        } else {
+            prepared = device_.prepared_levels->FindOrRecord(queue_family_, capture_, &recorded, &error);
+        }
+        if (!prepared) {
+            // The same commands, recorded directly: the dispatch runs as without the setting.
+            device_.messages().Emit(MessageSeverity::kWarning, message_id::kPreparedLevels,
+                                    "graph " + std::to_string(graph_number_) + ": no prepared levels (" + error +
+                                        "); the levels were recorded directly",
+                                    {ObjectOf(VK_OBJECT_TYPE_COMMAND_BUFFER, cmd)});
+            ReplayCapture(device_.dispatch, cmd, capture_);
+            return false;
+        }
+        if (recorded) {
+            device_.messages().Emit(MessageSeverity::kVerbose, message_id::kPreparedLevels,
+                                    "graph " + std::to_string(graph_number_) + ": recorded prepared levels (" +
+                                        std::to_string(capture_.words.size()) + " words of commands; " +
+                                        std::to_string(device_.prepared_levels->size()) + " prepared on this device)",
+                                    {ObjectOf(VK_OBJECT_TYPE_COMMAND_BUFFER, cmd)});
+        }
+        device_.dispatch.CmdExecuteCommands(cmd, 1, &prepared->command_buffer);
+        state_.prepared_levels.push_back(std::move(prepared));
+        return true;
+    }
+
+  private:
+    DeviceState& device_;
+    CommandBufferState& state_;
+    uint32_t queue_family_;
+    uint32_t graph_number_;
+    CommandCapture capture_;
+    std::optional<CaptureScope> scope_;
+};
 
 }  // namespace
 
@@ -234,22 +289,26 @@ void RecordGraphDispatch(DeviceState& device, VkCommandBuffer command_buffer, Vk
     // bound once per graph dispatch; push constants are not (PushApplicationConstants). The callback captures one
     // pointer, which std::function stores without allocating.
     struct NodeStateBinding {
-        DeviceState& device;
         const CommandBufferState& state;
         const GraphPipeline& graph;
-        bool sets_bound = false;
-    } binding{device, *state, graph};
+    } binding{*state, graph};
     DispatchOptions options;
     options.debug_labels = labels;
     options.direct_levels = device.instance->settings.direct_levels;
     options.initialization_recorded = device.scratch_buffers.LatestInitializationIs(scratch, graph.graph_tag);
-    options.bind_node_state = [binding = &binding](VkCommandBuffer cmd, uint32_t) {
-        if (!binding->sets_bound) {
-            ReplaySetBindings(binding->device, cmd, binding->state.graph, binding->graph.lowered_layout);
-            binding->sets_bound = true;
-        }
-        PushApplicationConstants(binding->device, cmd, binding->state, binding->graph);
+    options.bind_node_state = [binding = &binding](const DeviceDispatchTable& commands, VkCommandBuffer cmd, uint32_t,
+                                                   bool bind_sets) {
+        if (bind_sets) ReplaySetBindings(commands, cmd, binding->state.graph, binding->graph.lowered_layout);
+        PushApplicationConstants(commands, cmd, binding->state, binding->graph);
     };
+    std::optional<PreparedLevelsOfDispatch> prepared;
+    if (device.prepared_levels) {
+        // The layer's secondaries come from a pool of the primary's queue family (VUID-vkCmdExecuteCommands-pCommandBuffers-00094).
+        if (std::optional<uint32_t> family = device.command_pool_families.Find(state->pool)) {
+            prepared.emplace(device, *state, *family, graph.graph_number);
+            options.prepared_levels = &*prepared;
+        }
+    }
     // The dispatch's label region holds one region per level, and each of those one per node dispatch, so debuggers show
     // the graph as named compute dispatches. "graph N" matches the shader dump file names (docs/debugging.md).
     if (labels) {

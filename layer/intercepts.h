@@ -64,6 +64,21 @@ VKAPI_ATTR void VKAPI_CALL CmdBindDescriptorSets(VkCommandBuffer commandBuffer, 
                                                  const uint32_t* pDynamicOffsets);
 VKAPI_ATTR void VKAPI_CALL CmdPushConstants(VkCommandBuffer commandBuffer, VkPipelineLayout layout, VkShaderStageFlags stageFlags,
                                             uint32_t offset, uint32_t size, const void* pValues);
+// command_tracking.cpp, only where the `prepared_levels` setting is on: the queue family of each command pool, and the
+// descriptor set changes that invalidate prepared secondaries which bind those sets.
+VKAPI_ATTR VkResult VKAPI_CALL CreateCommandPool(VkDevice device, const VkCommandPoolCreateInfo* pCreateInfo,
+                                                 const VkAllocationCallbacks* pAllocator, VkCommandPool* pCommandPool);
+VKAPI_ATTR void VKAPI_CALL UpdateDescriptorSets(VkDevice device, uint32_t descriptorWriteCount,
+                                                const VkWriteDescriptorSet* pDescriptorWrites, uint32_t descriptorCopyCount,
+                                                const VkCopyDescriptorSet* pDescriptorCopies);
+VKAPI_ATTR void VKAPI_CALL UpdateDescriptorSetWithTemplate(VkDevice device, VkDescriptorSet descriptorSet,
+                                                           VkDescriptorUpdateTemplate descriptorUpdateTemplate, const void* pData);
+VKAPI_ATTR VkResult VKAPI_CALL FreeDescriptorSets(VkDevice device, VkDescriptorPool descriptorPool, uint32_t descriptorSetCount,
+                                                  const VkDescriptorSet* pDescriptorSets);
+VKAPI_ATTR VkResult VKAPI_CALL ResetDescriptorPool(VkDevice device, VkDescriptorPool descriptorPool,
+                                                   VkDescriptorPoolResetFlags flags);
+VKAPI_ATTR void VKAPI_CALL DestroyDescriptorPool(VkDevice device, VkDescriptorPool descriptorPool,
+                                                 const VkAllocationCallbacks* pAllocator);
 // execution_graph_api.cpp: compute pipelines may be node libraries; graph pipelines are destroyed by the layer.
 VKAPI_ATTR VkResult VKAPI_CALL CreateComputePipelines(VkDevice device, VkPipelineCache pipelineCache, uint32_t createInfoCount,
                                                       const VkComputePipelineCreateInfo* pCreateInfos,
@@ -104,7 +119,7 @@ VKAPI_ATTR void VKAPI_CALL CmdDispatchGraphIndirectCountAMDX(VkCommandBuffer com
 
 namespace execgraph {
 // Resolves an intercepted command by name for a device (nullptr: not intercepted there). Defined in entry_points.cpp.
-PFN_vkVoidFunction FindDeviceIntercept(const char* name, bool device_emulates_shader_enqueue);
+PFN_vkVoidFunction FindDeviceIntercept(const char* name, bool device_emulates_shader_enqueue, bool device_prepares_levels);
 // Layer identity, shared by the enumeration commands and the manifests.
 inline constexpr char kLayerDescription[] = "Emulates VK_AMDX_shader_enqueue (execution graphs) on Vulkan 1.3 compute";
 inline constexpr uint32_t kLayerImplementationVersion = 1;

@@ -8,12 +8,13 @@
 #include <string>
 
 #include "concurrent_map.h"
-#include "dispatch_reports.h"
 #include "device_objects.h"
+#include "dispatch_reports.h"
 #include "dispatch_table.h"
 #include "emulation_support.h"
 #include "messages.h"
 #include "meta_pipelines.h"
+#include "prepared_levels.h"
 #include "scheduler.h"
 #include "settings.h"
 
@@ -72,6 +73,14 @@ struct DeviceState {
     uint32_t thread_batch_size = kThreadBatchSizeGpu;  // the `thread_batch_size` setting, or ThreadBatchSizeFor(the device's type)
     uint32_t leaf_thread_batch_size = kLeafThreadBatchSize;  // the `thread_batch_size` setting, or kLeafThreadBatchSize
     std::unique_ptr<DispatchReporter> reporter;     // reports dropped work at the application's synchronisation points
+    // The loader's vkSetDeviceLoaderData, for command buffers the layer allocates (prepared levels).
+    PFN_vkSetDeviceLoaderData set_loader_data = nullptr;
+    // The `prepared_levels` setting on an emulating device (prepared_levels.h): the table that captures the levels'
+    // commands, the cache of prepared secondaries, and the queue family of each of the application's command pools.
+    // Null where the setting is off.
+    std::unique_ptr<DeviceDispatchTable> capture_dispatch;
+    std::unique_ptr<PreparedLevelCache> prepared_levels;
+    ConcurrentMap<VkCommandPool, uint32_t> command_pool_families;
     // Numbers this device's execution graph pipelines 1, 2, ... in creation order: the "graph N" of shader dump file names
     // and debug labels (docs/debugging.md), stable across runs of a deterministic application.
     std::atomic<uint32_t> next_graph_number{1};

@@ -34,6 +34,7 @@ inline constexpr char kDroppedWork[] = "EXECGRAPH-DROPPED-WORK";
 inline constexpr char kGraphLevels[] = "EXECGRAPH-GRAPH-LEVELS";  // verbose: the nodes each level dispatches
 inline constexpr char kGraphPipelines[] = "EXECGRAPH-GRAPH-PIPELINES";  // verbose: how many lowered pipelines the nodes share
 inline constexpr char kStatistics[] = "EXECGRAPH-STATISTICS";
+inline constexpr char kPreparedLevels[] = "EXECGRAPH-PREPARED-LEVELS";  // verbose: a prepared secondary was recorded
 }  // namespace message_id
 
 // An object a message is about, shown by debuggers and validation-style message formatters.

@@ -1147,7 +1147,26 @@ RecordResult SchedulerRecorder::RecordDispatch(VkCommandBuffer cmd, const Scratc
         RunMeta(cmd, finish, meta_layout, &finish_params, sizeof(finish_params), finish_workgroups);
     };
     const bool finish_beside_last_level = finish_pass && !leftover_check && !plan.levels.empty();
+    // Prepared levels (DispatchOptions::prepared_levels): the levels before `prepared_end` are captured and put into the
+    // command buffer as a prepared secondary. The finish pass carries this dispatch's report slot and serial, so the
+    // level it runs beside is recorded directly, after the secondary.
+    const uint32_t prepared_end = finish_beside_last_level ? last_level : static_cast<uint32_t>(plan.levels.size());
+    const bool prepares_levels = options.prepared_levels != nullptr && !timestamps && prepared_end >= kPreparedLevelsMin;
+    const DeviceDispatchTable* direct_dispatch = dispatch_;
+    bool bind_sets = true;  // the application's descriptor sets are not bound in what is being recorded
+    if (prepares_levels) dispatch_ = options.prepared_levels->Begin();
+    auto end_prepared_levels = [&]() {
+        dispatch_ = direct_dispatch;
+        if (options.prepared_levels->Execute(cmd)) {
+            // vkCmdExecuteCommands left every state of the command buffer undefined ("Secondary Command Buffer Execution").
+            pushed_layout = VK_NULL_HANDLE;
+            pushed_context_offset = 0;
+            bound_pipeline = VK_NULL_HANDLE;
+            bind_sets = true;
+        }
+    };
     for (uint32_t level = 0; level < plan.levels.size(); ++level) {
+        if (prepares_levels && level == prepared_end) end_prepared_levels();
         const uint32_t input_half = level % 2;
         // The consumer the last workgroup of this level prepares the next level for, as in GraphHeader::direct_level_consumer.
         // Its statistics, or a group consumer's (runtime::kDirectLevelGroupConsumer) members', are updated only where kept.
@@ -1249,7 +1268,10 @@ RecordResult SchedulerRecorder::RecordDispatch(VkCommandBuffer cmd, const Scratc
                 bound_pipeline = node_plan.pipeline;
             }
             if (node_plan.layout != pushed_layout || node_plan.context_offset != pushed_context_offset) {
-                if (options.bind_node_state) options.bind_node_state(cmd, node);
+                if (options.bind_node_state) {
+                    options.bind_node_state(*dispatch_, cmd, node, bind_sets);
+                    bind_sets = false;
+                }
                 pushed_layout = node_plan.layout;
                 pushed_context_offset = node_plan.context_offset;
             }
@@ -1281,6 +1303,7 @@ RecordResult SchedulerRecorder::RecordDispatch(VkCommandBuffer cmd, const Scratc
         if (labels) dispatch_->CmdEndDebugUtilsLabelEXT(cmd);
     }
 
+    if (prepares_levels && prepared_end == plan.levels.size()) end_prepared_levels();
     // Step 4 after the last level: with a leftover check, which must see what the last level wrote (or without levels).
     if (finish_pass && !finish_beside_last_level) {
         if (leftover_check) {

@@ -341,6 +341,21 @@ inline constexpr VkDeviceSize ReportSlotSize(uint32_t stats_count) {
     return (kReportSlotStatsOffset + VkDeviceSize(stats_count) * sizeof(runtime::NodeStats) + 15) / 16 * 16;
 }
 
+// Prepared levels for RecordDispatch (the `prepared_levels` setting; layer/prepared_levels.h says why): the levels'
+// commands are recorded through the table Begin returns, which captures them, and Execute puts them into the command
+// buffer, as one vkCmdExecuteCommands of a prepared secondary command buffer where it can.
+class PreparedLevelRecorder {
+  public:
+    virtual ~PreparedLevelRecorder() = default;
+    virtual const DeviceDispatchTable* Begin() = 0;
+    // Returns whether the command buffer's state is undefined now (a secondary was executed), so that what the levels
+    // after it need must be bound again.
+    virtual bool Execute(VkCommandBuffer cmd) = 0;
+};
+// A dispatch prepares its levels only where at least this many come before the last one that is recorded directly:
+// below it the capture and the lookup cost about what they save.
+inline constexpr uint32_t kPreparedLevelsMin = 2;
+
 // What changes between dispatches of one graph.
 struct DispatchOptions {
     // Called before the first node dispatch of each level and before every node whose layout or context offset differs
@@ -348,8 +363,10 @@ struct DispatchOptions {
     // application's descriptor sets and pushes its constants with the node's layout. May be empty. Nodes that share a
     // layout keep what it pushed (push constants survive pipeline binds between identical layouts), so it must push the
     // same for all of them. The meta passes between levels push their own constants (with the meta layout) into the
-    // same push-constant bytes, hence once per level; descriptor sets stay bound (meta layouts have no sets).
-    std::function<void(VkCommandBuffer, uint32_t node)> bind_node_state;
+    // same push-constant bytes, hence once per level; descriptor sets stay bound (meta layouts have no sets), so they are
+    // bound where `bind_sets` says so: at the first call of a dispatch, and again after prepared levels left the command
+    // buffer's state undefined. Records through `commands` (a capture table while levels are being prepared).
+    std::function<void(const DeviceDispatchTable& commands, VkCommandBuffer, uint32_t node, bool bind_sets)> bind_node_state;
     // Wrap each level in a "level N" debug-utils label region and each node dispatch in one named NodeDispatchPlan::label
     // (a dispatch group's in its LevelDispatch::group_label),
     // so that debuggers show the graph as named compute dispatches. Only when the application enabled VK_EXT_debug_utils
@@ -365,6 +382,9 @@ struct DispatchOptions {
     // none: one level, prepared by the host on tables it rewrote, of nodes without outputs, without statistics. Such a
     // report flags only scratch that was not initialized for the graph, which cannot change what the dispatch does.
     bool initialization_recorded = false;
+    // Where set, the levels before the last one recorded directly go through it (PreparedLevelRecorder). Not with
+    // level timestamps, whose queries differ per dispatch.
+    PreparedLevelRecorder* prepared_levels = nullptr;
 };
 
 // Where the entry records of a dispatch come from (facts §12.2).

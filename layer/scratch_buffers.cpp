@@ -17,17 +17,19 @@ void ScratchBufferRegistry::RecordAddress(VkBuffer buffer, VkDeviceAddress addre
     by_address_[address] = ScratchBuffer{buffer, size->second};
 }
 
-void ScratchBufferRegistry::RemoveBuffer(VkBuffer buffer) {
+bool ScratchBufferRegistry::RemoveBuffer(VkBuffer buffer) {
     std::unique_lock lock(mutex_);
-    sizes_.erase(buffer);
+    bool was_scratch = sizes_.erase(buffer) > 0;
     for (auto it = by_address_.begin(); it != by_address_.end();) {
         if (it->second.buffer != buffer) {
             ++it;
             continue;
         }
+        was_scratch = true;
         ForgetInitializations(it->first, it->second.size);
         it = by_address_.erase(it);
     }
+    return was_scratch;
 }
 
 bool ScratchBufferRegistry::IsScratchBuffer(VkBuffer buffer) const {

@@ -108,6 +108,12 @@ constexpr SettingDescriptor kSettingDescriptors[] = {
      "writes its subgroup's records together at its end, transposed across the lanes so that each store writes "
      "contiguous bytes: on, off, or auto: by device type (on for GPUs, off for CPU devices; see docs/settings.md).",
      SettingField<&LayerSettings::record_store_coalescing>(), kRecordStoreCoalescingNames},
+    {"prepared_levels", "false",
+     "Record a graph dispatch's levels into a secondary command buffer once and execute that again wherever the same "
+     "commands would be recorded, which cuts the CPU time of recording a dispatch. Opt-in: executing it leaves all state "
+     "of the command buffer undefined, and the layer restores only the compute state, so the application must bind "
+     "everything else again after a graph dispatch (see docs/settings.md).",
+     SettingField<&LayerSettings::prepared_levels>()},
 };
 
 // A settings file larger than this is not a settings file; refuse it rather than read it into memory.

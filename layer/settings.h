@@ -90,6 +90,9 @@ struct LayerSettings {
     // Whether lowered nodes write one-record allocations of 32 to 128 bytes per subgroup, transposed
     // (spirv::LoweringOptions::coalesce_record_stores); kAuto: by device type (CoalescesRecordStoresFor in layer/scheduler.h).
     RecordStoreCoalescing record_store_coalescing = RecordStoreCoalescing::kAuto;
+    // Opt-in: record a graph dispatch's levels once into a secondary command buffer and execute it again while the
+    // commands would be the same (layer/prepared_levels.h). Leaves the command buffer's non-compute state undefined.
+    bool prepared_levels = false;
 };
 
 enum class SettingType : uint8_t { kBool, kInt, kUint, kString, kEnum };

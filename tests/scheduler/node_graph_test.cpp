@@ -51,10 +51,10 @@ class NodeGraphTest : public ::testing::TestWithParam<std::tuple<bool, bool>> {
         plan_.nodes = {{broadcast_.pipeline, broadcast_.layout, 16, 16, runtime::kInvalidNode},
                        {thread_.pipeline, thread_.layout, 16, 8, runtime::kInvalidNode}};
         plan_.force_split_level_passes = std::get<1>(GetParam());
-        options_.bind_node_state = [this](VkCommandBuffer cmd, uint32_t node) {
+        options_.bind_node_state = [this](const DeviceDispatchTable& commands, VkCommandBuffer cmd, uint32_t node, bool) {
             // What the layer does for the application's push constants, with the node's (longer) layout.
             const AppConstants constants = node == 0 ? AppConstants{visits_.address, 0, 1} : AppConstants{seen_.address, 1, kMaxDepth};
-            vkCmdPushConstants(cmd, plan_.nodes[node].layout, VK_SHADER_STAGE_COMPUTE_BIT, 0, sizeof(constants), &constants);
+            commands.CmdPushConstants(cmd, plan_.nodes[node].layout, VK_SHADER_STAGE_COMPUTE_BIT, 0, sizeof(constants), &constants);
             ++hook_calls_;
         };
         scratch_ = gpu_.CreateBuffer(plan_.scratch_plan.MinSize());

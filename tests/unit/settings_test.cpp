@@ -182,6 +182,7 @@ TEST(SettingsTable, ContainsTheInitialSettings) {
         {"allocation_reservation", SettingType::kEnum},
         {"report_pass", SettingType::kEnum},
         {"record_store_coalescing", SettingType::kEnum},
+        {"prepared_levels", SettingType::kBool},
     };
     std::map<std::string_view, SettingType> actual;
     for (const SettingDescriptor& row : SettingDescriptors()) {
