@@ -20,6 +20,16 @@ class PreparedLevels : private ScopedEnvironmentVariable, public GraphTest {
   protected:
     PreparedLevels() : ScopedEnvironmentVariable("VK_EXECGRAPH_SHADER_ENQUEUE_PREPARED_LEVELS", "1") {}
 
+    // The host entries of a chain of node arrays: each member of L0 gets its chains' records.
+    std::vector<EntryDispatch> ChainEntries(VkPipeline graph, const std::vector<std::vector<ArrayChainRecord>>& entry_records) {
+        std::vector<EntryDispatch> entries;
+        for (uint32_t member = 0; member < entry_records.size(); ++member) {
+            entries.push_back({context_.NodeIndex(graph, "L0", member), static_cast<uint32_t>(entry_records[member].size()),
+                               entry_records[member].data(), sizeof(ArrayChainRecord)});
+        }
+        return entries;
+    }
+
     // Clears `uav` between two graph dispatches of one command buffer: ordered after the last one's writes and before
     // the next one's.
     static void ClearBetweenDispatches(VkCommandBuffer cmd, const TestBuffer& uav) {
@@ -57,11 +67,7 @@ TEST_F(PreparedLevels, RepeatedDispatchesExecuteOnePreparedSecondaryUntilItsDesc
     VkPipeline graph = context_.CreateGraph(stages, layout, &result);
     ASSERT_EQ(result, VK_SUCCESS) << context_.log().Problems();
     TestBuffer& scratch = PrepareScratch(graph);
-    std::vector<EntryDispatch> entries;
-    for (uint32_t member = 0; member < kWidth; ++member) {
-        entries.push_back({context_.NodeIndex(graph, "L0", member), static_cast<uint32_t>(entry_records[member].size()),
-                           entry_records[member].data(), sizeof(ArrayChainRecord)});
-    }
+    const std::vector<EntryDispatch> entries = ChainEntries(graph, entry_records);
     auto dispatch = [&](VkCommandBuffer cmd) {
         BindGraph(cmd, graph, layout, set);
         DispatchHost(cmd, scratch, entries);
@@ -117,11 +123,7 @@ TEST_F(PreparedLevels, TheApplicationsComputeStateIsBoundAgainAfterPreparedLevel
     VkPipeline app_pipeline = context_.CreateComputePipeline({ReadModule("app_compute"), "main"}, app_layout);
     ASSERT_NE(app_pipeline, VK_NULL_HANDLE) << context_.log().Problems();
     TestBuffer& scratch = PrepareScratch(graph);
-    std::vector<EntryDispatch> entries;
-    for (uint32_t member = 0; member < kWidth; ++member) {
-        entries.push_back({context_.NodeIndex(graph, "L0", member), static_cast<uint32_t>(entry_records[member].size()),
-                           entry_records[member].data(), sizeof(ArrayChainRecord)});
-    }
+    const std::vector<EntryDispatch> entries = ChainEntries(graph, entry_records);
     for (uint32_t round = 0; round < 2; ++round) {  // the second round executes the secondary the first one prepared
         std::memset(app_buffer.As<uint32_t>(), 0, app_buffer.size);
         std::memset(uav.As<uint32_t>(), 0, uav.size);
