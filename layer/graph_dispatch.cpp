@@ -196,7 +196,10 @@ class PreparedLevelsOfDispatch final : public PreparedLevelRecorder {
                                     {ObjectOf(VK_OBJECT_TYPE_COMMAND_BUFFER, cmd)});
         }
         device_.dispatch.CmdExecuteCommands(cmd, 1, &prepared->command_buffer);
-        state_.prepared_levels.push_back(std::move(prepared));
+        // A command buffer that dispatches the same graph again and again holds its secondary once.
+        if (state_.prepared_levels.empty() || state_.prepared_levels.back() != prepared) {
+            state_.prepared_levels.push_back(std::move(prepared));
+        }
         return true;
     }
 
