@@ -169,7 +169,7 @@ class PreparedLevelsOfDispatch final : public PreparedLevelRecorder {
         return device_.capture_dispatch.get();
     }
 
-    bool Execute(VkCommandBuffer cmd) override {
+    void Execute(VkCommandBuffer cmd) override {
         scope_.reset();
         std::string error;
         bool recorded = false;
@@ -186,7 +186,7 @@ class PreparedLevelsOfDispatch final : public PreparedLevelRecorder {
                                         "); the levels were recorded directly",
                                     {ObjectOf(VK_OBJECT_TYPE_COMMAND_BUFFER, cmd)});
             ReplayCapture(device_.dispatch, cmd, capture_);
-            return false;
+            return;
         }
         if (recorded) {
             device_.messages().Emit(MessageSeverity::kVerbose, message_id::kPreparedLevels,
@@ -200,7 +200,6 @@ class PreparedLevelsOfDispatch final : public PreparedLevelRecorder {
         if (state_.prepared_levels.empty() || state_.prepared_levels.back() != prepared) {
             state_.prepared_levels.push_back(std::move(prepared));
         }
-        return true;
     }
 
   private:

@@ -39,7 +39,7 @@ struct ScatterParams {
 struct WriteArgsParams {
     uint64_t scratch;
 };
-// FinishParams::report_stats: copy the NodeStats only when the header shows dropped work (meta_shaders/finish.comp).
+// GraphHeader::report_stats: copy the NodeStats only when the header shows dropped work (meta_shaders/level_common.glsl).
 constexpr uint32_t kStatsOnlyOnDrops = 0x80000000u;
 // LevelParams::flags; keep in sync with meta_shaders/level.comp.
 constexpr uint32_t kLevelSharedCounts = 1u;    // scatter with per-node counts in shared memory (ScatterWithSharedCounts)
@@ -53,13 +53,12 @@ struct LevelParams {
     uint32_t graph_tag;      // level 0 checks that scratch was initialized for this graph (level.comp)
     uint32_t list_directory_group;  // GraphPlan::list_directory_group[level]: the record list is that group's directory
 };
+// The finish pass reads its report slot from the header (GraphHeader::report_slot), so that it records the same commands
+// in every dispatch of a graph (prepared levels, below).
 struct FinishParams {
     uint64_t scratch;
-    uint64_t report_slot;
     uint32_t level;  // the level count; the written half is level % 2
     uint32_t leftover_check;
-    uint32_t report_serial;
-    uint32_t report_stats;
 };
 static_assert(sizeof(EnqueueParams) <= kMetaPushConstantSize && sizeof(PrepareParams) <= kMetaPushConstantSize &&
               sizeof(ScatterParams) <= kMetaPushConstantSize && sizeof(WriteArgsParams) <= kMetaPushConstantSize &&
@@ -971,14 +970,14 @@ RecordResult SchedulerRecorder::RecordDispatch(VkCommandBuffer cmd, const Scratc
     for (uint32_t level = 0; level < plan.levels.size() && level < runtime::kMaxLevels; ++level) {
         if (is_direct(level)) header.direct_level_consumer[level] = plan.direct_level_consumer[level];
     }
-    // The preparer finds its report in the header, written with the begin writes, so that the entry and level passes'
-    // push-constant blocks stay at 24 bytes. report_level names the level whose preparer writes it (kInvalidNode: none).
-    header.report_level = kInvalidNode;
-    if (report_by_preparer) {
+    // Whoever writes the report finds it in the header, written with the begin writes: the preparer, so that the entry
+    // and level passes' push-constant blocks stay at 24 bytes, and the finish pass, so that its commands are the same in
+    // every dispatch of the graph. report_level names the level whose preparer writes it (kInvalidNode: the finish pass).
+    header.report_level = report_by_preparer ? last_level : kInvalidNode;
+    if (report.address != 0) {
         header.report_slot = report.address;
         header.report_serial = report.serial;
         header.report_stats = report.stats_count | (report.stats_only_on_drops ? kStatsOnlyOnDrops : 0u);
-        header.report_level = last_level;
     }
     // Everything after graph_tag up to tables_tag (magic and graph_tag belong to initialization, tables_tag to whoever
     // wrote the tables); counters and high-water marks start at 0.
@@ -1134,39 +1133,23 @@ RecordResult SchedulerRecorder::RecordDispatch(VkCommandBuffer cmd, const Scratc
     // dispatch; recorded before the node dispatches rather than after them, it also leaves nothing to run after a large
     // last level: `thread_launch` and `fan_out_tree` -2.5%, `large_fan_out_tree` -3.7%; docs/performance.md).
     auto record_finish = [&]() {
-        const FinishParams finish_params{
-            scratch.address,
-            report.address,
-            static_cast<uint32_t>(plan.levels.size()),
-            leftover_check ? 1u : 0u,
-            report.serial,
-            report.address == 0 ? 0u : report.stats_count | (report.stats_only_on_drops ? kStatsOnlyOnDrops : 0u)};
+        const FinishParams finish_params{scratch.address, static_cast<uint32_t>(plan.levels.size()), leftover_check ? 1u : 0u};
         const uint32_t finish_workgroups =
             leftover_check ? std::clamp((node_count + kFinishWorkgroupSize - 1) / kFinishWorkgroupSize, 1u, kMaxFinishWorkgroups)
                            : 1u;
         RunMeta(cmd, finish, meta_layout, &finish_params, sizeof(finish_params), finish_workgroups);
     };
     const bool finish_beside_last_level = finish_pass && !leftover_check && !plan.levels.empty();
-    // Prepared levels (DispatchOptions::prepared_levels): the levels before `prepared_end` are captured and put into the
-    // command buffer as a prepared secondary. The finish pass carries this dispatch's report slot and serial, so the
-    // level it runs beside is recorded directly, after the secondary.
-    const uint32_t prepared_end = finish_beside_last_level ? last_level : static_cast<uint32_t>(plan.levels.size());
-    const bool prepares_levels = options.prepared_levels != nullptr && !timestamps && prepared_end >= kPreparedLevelsMin;
+    // Prepared levels (DispatchOptions::prepared_levels): everything from the first level to the end barrier is captured
+    // and put into the command buffer as a prepared secondary. What differs between dispatches of a graph (the host's
+    // records, the report slot and serial) is written by the begin transfers above, so the captured commands are the same
+    // from one dispatch to the next, and the last level's node dispatches and the finish pass are prepared too (on the
+    // H100 host `overhead_chain32x8` records in about 15 µs instead of 17 to 21 with that level recorded directly).
+    const bool prepares_levels = options.prepared_levels != nullptr && !timestamps && plan.levels.size() >= kPreparedLevelsMin;
     const DeviceDispatchTable* direct_dispatch = dispatch_;
     bool bind_sets = true;  // the application's descriptor sets are not bound in what is being recorded
     if (prepares_levels) dispatch_ = options.prepared_levels->Begin();
-    auto end_prepared_levels = [&]() {
-        dispatch_ = direct_dispatch;
-        if (options.prepared_levels->Execute(cmd)) {
-            // vkCmdExecuteCommands left every state of the command buffer undefined ("Secondary Command Buffer Execution").
-            pushed_layout = VK_NULL_HANDLE;
-            pushed_context_offset = 0;
-            bound_pipeline = VK_NULL_HANDLE;
-            bind_sets = true;
-        }
-    };
     for (uint32_t level = 0; level < plan.levels.size(); ++level) {
-        if (prepares_levels && level == prepared_end) end_prepared_levels();
         const uint32_t input_half = level % 2;
         // The consumer the last workgroup of this level prepares the next level for, as in GraphHeader::direct_level_consumer.
         // Its statistics, or a group consumer's (runtime::kDirectLevelGroupConsumer) members', are updated only where kept.
@@ -1303,7 +1286,6 @@ RecordResult SchedulerRecorder::RecordDispatch(VkCommandBuffer cmd, const Scratc
         if (labels) dispatch_->CmdEndDebugUtilsLabelEXT(cmd);
     }
 
-    if (prepares_levels && prepared_end == plan.levels.size()) end_prepared_levels();
     // Step 4 after the last level: with a leftover check, which must see what the last level wrote (or without levels).
     if (finish_pass && !finish_beside_last_level) {
         if (leftover_check) {
@@ -1324,6 +1306,12 @@ RecordResult SchedulerRecorder::RecordDispatch(VkCommandBuffer cmd, const Scratc
     Barrier(cmd, kPriorStages | VK_PIPELINE_STAGE_2_TRANSFER_BIT, VK_ACCESS_2_SHADER_STORAGE_WRITE_BIT | VK_ACCESS_2_TRANSFER_WRITE_BIT,
             end_stages, end_access);
     write_timestamp(1 + 2 * static_cast<uint32_t>(plan.levels.size()));
+    if (prepares_levels) {
+        // Nothing follows in this dispatch, so the state the secondary leaves undefined needs nothing bound here: the
+        // caller puts back the application's compute state (graph_dispatch.cpp).
+        dispatch_ = direct_dispatch;
+        options.prepared_levels->Execute(cmd);
+    }
     return result;
 }
 

@@ -348,12 +348,12 @@ class PreparedLevelRecorder {
   public:
     virtual ~PreparedLevelRecorder() = default;
     virtual const DeviceDispatchTable* Begin() = 0;
-    // Returns whether the command buffer's state is undefined now (a secondary was executed), so that what the levels
-    // after it need must be bound again.
-    virtual bool Execute(VkCommandBuffer cmd) = 0;
+    // Called after the dispatch's last command: a secondary executed leaves the command buffer's state undefined, which
+    // the caller binds again as after any dispatch.
+    virtual void Execute(VkCommandBuffer cmd) = 0;
 };
-// A dispatch prepares its levels only where at least this many come before the last one that is recorded directly:
-// below it the capture and the lookup cost about what they save.
+// A dispatch prepares its levels only where it has at least this many: below it the capture and the lookup cost about
+// what they save.
 inline constexpr uint32_t kPreparedLevelsMin = 2;
 
 // What changes between dispatches of one graph.

@@ -6,8 +6,11 @@
 //    (maxExecutionGraphDepth); issue "Robustness" asks for them to be counted and flagged, per node that would have
 //    consumed them, at level `level` (the level count, one past the last level that ran). Entries past the capacity were
 //    counted by producers, and producers only count the records they delivered.
-// 2. Report (`report_slot` != 0): WriteReport (level_common.glsl) copies NodeStats and the GraphHeader into the slot
-//    of the layer's host-visible ring and writes the slot's serial last (layer/dispatch_reports.cpp).
+// 2. Report (the header's `report_slot` != 0): WriteReport (level_common.glsl) copies NodeStats and the GraphHeader into
+//    the slot of the layer's host-visible ring and writes the slot's serial last (layer/dispatch_reports.cpp). The slot,
+//    serial and statistics count come from the header, which the begin transfers write for every dispatch, not from push
+//    constants: so the pass records the same commands in every dispatch of a graph, and a prepared secondary command
+//    buffer (layer/prepared_levels.h) can hold it with the last level it runs beside.
 //
 // Grid-stride over the nodes for the leftover check. The header and the statistics collect every workgroup's drops, so
 // the last workgroup to finish (a device-scope counter in the written half's HalfHeader, as in level.comp: zero between
@@ -24,12 +27,8 @@ layout(local_size_x = 256) in;
 
 layout(push_constant) uniform Params {
     uint64_t scratch;
-    uint64_t report_slot;  // device address of the ring slot (16-byte aligned); 0: no report
-    uint level;            // the level count: leftovers are charged to it, and half level % 2 holds them
-    uint leftover_check;   // nonzero: count the records the last level wrote
-    uint report_serial;    // written to the slot's first word last; nonzero
-    uint report_stats;     // NodeStats copied into the slot: node_count, or 0 for a header-only report; with
-                           // kReportStatsOnlyOnDrops set, only when the header shows dropped work
+    uint level;           // the level count: leftovers are charged to it, and half level % 2 holds them
+    uint leftover_check;  // nonzero: count the records the last level wrote
 } pc;
 
 shared bool s_last;
@@ -39,7 +38,11 @@ void main() {
     const uint t = gl_LocalInvocationIndex;
     const uint node_count = header.node_count;
     Half written = HalfAt(pc.scratch, header, pc.level & 1u);
-    const bool report = pc.report_slot != 0ul;
+    // The header's report words (scratch_layout.glsl): the slot's device address (16-byte aligned; 0: no report), the
+    // serial written to its first word last, and the NodeStats count (node_count, or 0 for a header-only report; with
+    // kReportStatsOnlyOnDrops set, only when the header shows dropped work).
+    const uint64_t report_slot = header.report_slot;
+    const bool report = report_slot != 0ul;
 
     const uint invocations = gl_NumWorkGroups.x * gl_WorkGroupSize.x;
     if (pc.leftover_check != 0u) {
@@ -67,5 +70,5 @@ void main() {
         // check it runs alongside the last level's node dispatches, and writes nothing but the report.
         if (!alone) written.level_pass_done = 0u;
     }
-    if (report) WriteReport(pc.scratch, header, pc.report_slot, pc.report_serial, pc.report_stats, gl_WorkGroupSize.x);
+    if (report) WriteReport(pc.scratch, header, report_slot, header.report_serial, header.report_stats, gl_WorkGroupSize.x);
 }

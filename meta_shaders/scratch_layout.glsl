@@ -133,7 +133,7 @@ layout(buffer_reference, std430, buffer_reference_align = 8) buffer GraphHeader 
     uint level_pass_records_per_workgroup;
     uint level_workgroups[2];
     uint direct_level_consumer[kMaxLevels];
-    uint64_t report_slot;  // WriteReport (level_common.glsl): the report of a dispatch without a finish pass
+    uint64_t report_slot;  // WriteReport (level_common.glsl): by the finish pass, or the preparer of report_level
     uint report_serial;
     uint report_stats;
     uint report_level;

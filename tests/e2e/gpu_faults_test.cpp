@@ -82,18 +82,22 @@ class GpuFaults : public GraphTest {
         name_info.pObjectName = name;
         EXPECT_EQ(set_name(context_.device(), &name_info), VK_SUCCESS);
         scratch_ = &PrepareScratch(graph);
-        VkDescriptorSet set = context_.descriptor_set();
-        const uint32_t entry = context_.NodeIndex(graph, "Emitter", 0);
-        context_.Submit([&](VkCommandBuffer cmd) {
-            BindGraph(cmd, graph, layout_, set);
-            DispatchHost(cmd, *scratch_, {{entry, static_cast<uint32_t>(records.size()), records.data(), sizeof(EmitRecord)}});
-        });
+        set_ = context_.descriptor_set();
+        context_.Submit([&](VkCommandBuffer cmd) { RecordEmitter(cmd, graph, records); });
         return graph;
+    }
+
+    // Another dispatch of RunEmitter's graph, in its scratch.
+    void RecordEmitter(VkCommandBuffer cmd, VkPipeline graph, const std::vector<EmitRecord>& records) {
+        const uint32_t entry = context_.NodeIndex(graph, "Emitter", 0);
+        BindGraph(cmd, graph, layout_, set_);
+        DispatchHost(cmd, *scratch_, {{entry, static_cast<uint32_t>(records.size()), records.data(), sizeof(EmitRecord)}});
     }
 
     std::vector<std::string> DroppedWork() { return MessagesWithId(context_.log(), "EXECGRAPH-DROPPED-WORK"); }
 
     VkPipelineLayout layout_ = VK_NULL_HANDLE;
+    VkDescriptorSet set_ = VK_NULL_HANDLE;
     TestBuffer* scratch_ = nullptr;
     bool only_first_sink_ = false;  // Sink as an array of one node: level 1 is then a direct level (docs/design.md)
 };
@@ -204,6 +208,44 @@ class GpuFaultsByReservation : private ScopedEnvironmentVariable,
 };
 INSTANTIATE_TEST_SUITE_P(Reservation, GpuFaultsByReservation, ::testing::Values("workgroup", "subgroup"),
                          [](const ::testing::TestParamInfo<const char*>& info) { return std::string(info.param); });
+
+// Prepared levels (the `prepared_levels` setting) with the GPUs' finish pass: the pass is recorded into the prepared
+// secondary beside the last level and finds each dispatch's report slot and serial in the header that the dispatch's
+// own begin transfers wrote (layer/scheduler.cpp). Three dispatches of the same commands execute one secondary and drop
+// different numbers of records; each report must give its own dispatch's count, and the one that dropped nothing none.
+struct PreparedLevelsWithFinishPassEnvironment {
+    ScopedEnvironmentVariable prepared_levels{"VK_EXECGRAPH_SHADER_ENQUEUE_PREPARED_LEVELS", "1"};
+    ScopedEnvironmentVariable report_pass{"VK_EXECGRAPH_SHADER_ENQUEUE_REPORT_PASS", "finish"};
+};
+class PreparedLevelsReportedByTheFinishPass : private PreparedLevelsWithFinishPassEnvironment, public GpuFaults {};
+
+TEST_F(PreparedLevelsReportedByTheFinishPass, EachDispatchOfOneSecondaryReportsItsOwnDrops) {
+    constexpr uint32_t kEntries = 200;  // allocations of 4, 0 and 2 records of 1 KiB
+    TestBuffer& uav = Uav(8);
+    const VkPipeline graph = RunEmitter(uav, std::vector<EmitRecord>(kEntries, EmitRecord{0, 4, 1}), "prepared");
+    ASSERT_NE(graph, VK_NULL_HANDLE);
+    const uint32_t heap_capacity = scratch_->As<uint32_t>()[9];  // GraphHeader::heap_capacity
+    const uint32_t fitting_of_four = heap_capacity / 4096, fitting_of_two = heap_capacity / 2048;
+    ASSERT_LT(fitting_of_two, kEntries) << "the third dispatch must overflow too";
+    EXPECT_EQ(uav.As<uint32_t>()[1], 4 * fitting_of_four) << "records that ran";
+    std::vector<std::string> reports = DroppedWork();
+    ASSERT_EQ(reports.size(), 1u) << context_.log().Problems();
+    EXPECT_CONTAINS(reports[0], "prepared: " + std::to_string(4 * (kEntries - fitting_of_four)) + " records were dropped");
+    EXPECT_EQ(context_.log().CountWithId("EXECGRAPH-PREPARED-LEVELS"), 1u) << "the first dispatch records the secondary";
+    context_.log().Clear();
+
+    std::memset(uav.As<uint32_t>(), 0, uav.size);
+    context_.Submit([&](VkCommandBuffer cmd) {
+        RecordEmitter(cmd, graph, std::vector<EmitRecord>(kEntries, EmitRecord{0, 0, 1}));
+        RecordEmitter(cmd, graph, std::vector<EmitRecord>(kEntries, EmitRecord{0, 2, 1}));
+    });
+    EXPECT_EQ(uav.As<uint32_t>()[1], 2 * fitting_of_two) << "records that ran";
+    reports = DroppedWork();
+    ASSERT_EQ(reports.size(), 1u) << context_.log().Problems();
+    EXPECT_CONTAINS(reports[0], "prepared: " + std::to_string(2 * (kEntries - fitting_of_two)) + " records were dropped");
+    EXPECT_EQ(context_.log().CountWithId("EXECGRAPH-PREPARED-LEVELS"), 0u) << "a dispatch of the same commands prepared again";
+    context_.log().Clear();
+}
 
 // The same for allocations that every invocation of a workgroup reaches (uniform_allocate_array, 128-byte records to
 // B[0..3]), reserved once per workgroup or once per subgroup. Per workgroup, the workgroup whose range crosses the end of

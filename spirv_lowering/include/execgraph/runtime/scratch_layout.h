@@ -118,9 +118,11 @@ struct GraphHeader {
     // direct level (no level pass: the last workgroup of level L - 1 prepares it), else kInvalidNode. Written at the
     // start of every dispatch.
     uint32_t direct_level_consumer[32];
-    // The dispatch's report (layer/scheduler.h, ReportSlot) when the pass that prepares level `report_level` writes it
-    // instead of a finish pass (WriteReport in meta_shaders/level_common.glsl): the ring slot's address (0: none), its
-    // serial, and the NodeStats it takes (count, | kStatsOnlyOnDrops). Written at the start of every dispatch.
+    // The dispatch's report (layer/scheduler.h, ReportSlot), which the finish pass writes, or where there is none the pass
+    // that prepares level `report_level` (kInvalidNode when the finish pass writes it; WriteReport in
+    // meta_shaders/level_common.glsl): the ring slot's address (0: none), its serial, and the NodeStats it takes (count, |
+    // kStatsOnlyOnDrops). Written at the start of every dispatch, so that the passes that write the report record the
+    // same commands in every dispatch.
     uint64_t report_slot;
     uint32_t report_serial;
     uint32_t report_stats;
