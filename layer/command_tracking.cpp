@@ -199,6 +199,45 @@ VKAPI_ATTR void VKAPI_CALL DestroyDescriptorPool(VkDevice device, VkDescriptorPo
     state->dispatch.DestroyDescriptorPool(device, descriptorPool, pAllocator);
 }
 
+// A query is active from its begin to its end in one command buffer (queries cannot span command buffers); the layer
+// needs only how many are active, not which.
+VKAPI_ATTR void VKAPI_CALL CmdBeginQuery(VkCommandBuffer commandBuffer, VkQueryPool queryPool, uint32_t query,
+                                         VkQueryControlFlags flags) {
+    DeviceState* state = FindRecordingDeviceState(GetDispatchKey(commandBuffer));
+    if (state == nullptr) return;
+    if (state->prepared_levels) ++RecordingStateOf(*state, commandBuffer).active_queries;
+    state->dispatch.CmdBeginQuery(commandBuffer, queryPool, query, flags);
+}
+
+VKAPI_ATTR void VKAPI_CALL CmdEndQuery(VkCommandBuffer commandBuffer, VkQueryPool queryPool, uint32_t query) {
+    DeviceState* state = FindRecordingDeviceState(GetDispatchKey(commandBuffer));
+    if (state == nullptr) return;
+    if (state->prepared_levels) {
+        uint32_t& active = RecordingStateOf(*state, commandBuffer).active_queries;
+        if (active > 0) --active;
+    }
+    state->dispatch.CmdEndQuery(commandBuffer, queryPool, query);
+}
+
+VKAPI_ATTR void VKAPI_CALL CmdBeginQueryIndexedEXT(VkCommandBuffer commandBuffer, VkQueryPool queryPool, uint32_t query,
+                                                   VkQueryControlFlags flags, uint32_t index) {
+    DeviceState* state = FindRecordingDeviceState(GetDispatchKey(commandBuffer));
+    if (state == nullptr) return;
+    if (state->prepared_levels) ++RecordingStateOf(*state, commandBuffer).active_queries;
+    state->dispatch.CmdBeginQueryIndexedEXT(commandBuffer, queryPool, query, flags, index);
+}
+
+VKAPI_ATTR void VKAPI_CALL CmdEndQueryIndexedEXT(VkCommandBuffer commandBuffer, VkQueryPool queryPool, uint32_t query,
+                                                 uint32_t index) {
+    DeviceState* state = FindRecordingDeviceState(GetDispatchKey(commandBuffer));
+    if (state == nullptr) return;
+    if (state->prepared_levels) {
+        uint32_t& active = RecordingStateOf(*state, commandBuffer).active_queries;
+        if (active > 0) --active;
+    }
+    state->dispatch.CmdEndQueryIndexedEXT(commandBuffer, queryPool, query, index);
+}
+
 VKAPI_ATTR VkResult VKAPI_CALL BeginCommandBuffer(VkCommandBuffer commandBuffer, const VkCommandBufferBeginInfo* pBeginInfo) {
     DeviceState* state = FindRecordingDeviceState(GetDispatchKey(commandBuffer));
     if (state == nullptr) return VK_ERROR_INITIALIZATION_FAILED;

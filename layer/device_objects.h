@@ -107,6 +107,11 @@ struct CommandBufferState {
     // The prepared secondaries this command buffer executed (the `prepared_levels` setting): kept until it is begun
     // again, freed or its pool destroyed, when it can no longer be pending and they may be freed.
     std::vector<std::shared_ptr<const PreparedLevels>> prepared_levels;
+    // Queries begun and not yet ended in this command buffer, counted only where the `prepared_levels` setting is on. A
+    // primary with an active query cannot execute the layer's secondaries, which inherit no query
+    // (VUID-vkCmdExecuteCommands-commandBuffer-00101, -00102 and -00104), so its graph dispatches record their levels
+    // directly until the count is back at zero.
+    uint32_t active_queries = 0;
 
     void Reset() {
         compute = {};
@@ -114,6 +119,7 @@ struct CommandBufferState {
         bound_graph.reset();
         push_constants.clear();
         prepared_levels.clear();
+        active_queries = 0;
     }
 };
 

@@ -66,6 +66,10 @@ namespace execgraph {
     X(FreeDescriptorSets)                  \
     X(ResetDescriptorPool)                 \
     X(DestroyDescriptorPool)               \
+    X(CmdBeginQuery)                       \
+    X(CmdEndQuery)                         \
+    X(CmdBeginQueryIndexedEXT)             \
+    X(CmdEndQueryIndexedEXT)               \
     X(ResetCommandBuffer)                  \
     X(ResetCommandPool)                    \
     X(DestroyCommandPool)                  \

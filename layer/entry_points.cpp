@@ -217,6 +217,10 @@ const Intercept kIntercepts[] = {
     EXECGRAPH_INTERCEPT(FreeDescriptorSets,                                                      kPreparedLevels),
     EXECGRAPH_INTERCEPT(ResetDescriptorPool,                                                     kPreparedLevels),
     EXECGRAPH_INTERCEPT(DestroyDescriptorPool,                                                   kPreparedLevels),
+    EXECGRAPH_INTERCEPT(CmdBeginQuery,                                                           kPreparedLevels),
+    EXECGRAPH_INTERCEPT(CmdEndQuery,                                                             kPreparedLevels),
+    EXECGRAPH_INTERCEPT(CmdBeginQueryIndexedEXT,                                                 kPreparedLevels),
+    EXECGRAPH_INTERCEPT(CmdEndQueryIndexedEXT,                                                   kPreparedLevels),
 };
 // clang-format on
 

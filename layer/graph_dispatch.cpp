@@ -304,7 +304,8 @@ void RecordGraphDispatch(DeviceState& device, VkCommandBuffer command_buffer, Vk
         PushApplicationConstants(commands, cmd, binding->state, binding->graph);
     };
     std::optional<PreparedLevelsOfDispatch> prepared;
-    if (device.prepared_levels) {
+    // Not while a query is active in the command buffer (CommandBufferState::active_queries).
+    if (device.prepared_levels && state->active_queries == 0) {
         // The layer's secondaries come from a pool of the primary's queue family (VUID-vkCmdExecuteCommands-pCommandBuffers-00094).
         if (std::optional<uint32_t> family = device.command_pool_families.Find(state->pool)) {
             prepared.emplace(device, *state, *family, graph.graph_number);

@@ -30,6 +30,37 @@ class PreparedLevels : private ScopedEnvironmentVariable, public GraphTest {
         return entries;
     }
 
+    // A chain of node arrays (ArrayChainStages) with its UAV bound, scratch initialized and the host entries of its
+    // chains; `graph` is VK_NULL_HANDLE where creation failed.
+    struct ChainGraph {
+        TestBuffer* uav = nullptr;
+        VkPipelineLayout layout = VK_NULL_HANDLE;
+        VkDescriptorSet set = VK_NULL_HANDLE;
+        VkPipeline graph = VK_NULL_HANDLE;
+        TestBuffer* scratch = nullptr;
+        std::vector<EntryDispatch> entries;
+        std::vector<uint32_t> expected;                            // the UAV after one dispatch
+        std::vector<std::vector<ArrayChainRecord>> entry_records;  // what `entries` point into
+    };
+    ChainGraph BuildChainGraph(uint32_t width, uint32_t levels, uint32_t chains) {
+        ChainGraph chain;
+        std::vector<std::string> names;
+        const std::vector<NodeStage> stages = ArrayChainStages(width, levels, chains, &names);
+        chain.entry_records = ArrayChainEntryRecords(width, chains);
+        chain.expected = ArrayChainExpectedUav(width, levels, chains);
+        chain.uav = &Uav(levels * chains);
+        chain.layout = context_.CreateStorageBufferLayout({chain.uav});
+        chain.set = context_.descriptor_set();
+        VkResult result = VK_SUCCESS;
+        chain.graph = context_.CreateGraph(stages, chain.layout, &result);
+        EXPECT_EQ(result, VK_SUCCESS) << context_.log().Problems();
+        if (result != VK_SUCCESS) chain.graph = VK_NULL_HANDLE;
+        if (chain.graph == VK_NULL_HANDLE) return chain;
+        chain.scratch = &PrepareScratch(chain.graph);
+        chain.entries = ChainEntries(chain.graph, chain.entry_records);
+        return chain;
+    }
+
     // Clears `uav` between two graph dispatches of one command buffer: ordered after the last one's writes and before
     // the next one's.
     static void ClearBetweenDispatches(VkCommandBuffer cmd, const TestBuffer& uav) {
@@ -53,24 +84,16 @@ class PreparedLevels : private ScopedEnvironmentVariable, public GraphTest {
 // EXECGRAPH-PREPARED-LEVELS message in all). Pointing the descriptor set at another buffer invalidates the secondary
 // that bound it: the fourth dispatch prepares again and writes the new buffer.
 TEST_F(PreparedLevels, RepeatedDispatchesExecuteOnePreparedSecondaryUntilItsDescriptorSetChanges) {
-    constexpr uint32_t kWidth = 4, kLevels = 6, kChains = 6;
-    std::vector<std::string> names;
-    const std::vector<NodeStage> stages = ArrayChainStages(kWidth, kLevels, kChains, &names);
-    const std::vector<std::vector<ArrayChainRecord>> entry_records = ArrayChainEntryRecords(kWidth, kChains);
-    const std::vector<uint32_t> expected = ArrayChainExpectedUav(kWidth, kLevels, kChains);
-
-    TestBuffer& uav = Uav(kLevels * kChains);
+    constexpr uint32_t kLevels = 6, kChains = 6;
+    const ChainGraph chain = BuildChainGraph(4, kLevels, kChains);
+    ASSERT_NE(chain.graph, VK_NULL_HANDLE);
+    TestBuffer& uav = *chain.uav;
     TestBuffer& other_uav = Uav(kLevels * kChains);
-    VkPipelineLayout layout = context_.CreateStorageBufferLayout({&uav});
-    const VkDescriptorSet set = context_.descriptor_set();
-    VkResult result = VK_SUCCESS;
-    VkPipeline graph = context_.CreateGraph(stages, layout, &result);
-    ASSERT_EQ(result, VK_SUCCESS) << context_.log().Problems();
-    TestBuffer& scratch = PrepareScratch(graph);
-    const std::vector<EntryDispatch> entries = ChainEntries(graph, entry_records);
+    const VkDescriptorSet set = chain.set;
+    const std::vector<uint32_t>& expected = chain.expected;
     auto dispatch = [&](VkCommandBuffer cmd) {
-        BindGraph(cmd, graph, layout, set);
-        DispatchHost(cmd, scratch, entries);
+        BindGraph(cmd, chain.graph, chain.layout, set);
+        DispatchHost(cmd, *chain.scratch, chain.entries);
     };
 
     context_.Submit([&](VkCommandBuffer cmd) {
@@ -140,6 +163,53 @@ TEST_F(PreparedLevels, TheApplicationsComputeStateIsBoundAgainAfterPreparedLevel
         ExpectUav(app_buffer, {1000 + round, 2222, 1});
     }
     EXPECT_EQ(context_.log().CountWithId(kPreparedLevelsId), 1u);
+}
+
+// A primary with an active query cannot execute a secondary that inherits none (VUID-vkCmdExecuteCommands-commandBuffer-00101
+// where inheritedQueries is off, as on lavapipe): a dispatch inside an occlusion query records its levels directly, and
+// the next one after the query's end in the same command buffer prepares them. The validation layer below checks every
+// command; the UAV is cleared between the two dispatches, so each result shows only if that dispatch ran.
+TEST_F(PreparedLevels, ADispatchInsideAnActiveQueryRecordsItsLevelsDirectly) {
+    constexpr uint32_t kLevels = 4, kChains = 5;
+    const ChainGraph chain = BuildChainGraph(4, kLevels, kChains);
+    ASSERT_NE(chain.graph, VK_NULL_HANDLE);
+    TestBuffer& uav = *chain.uav;
+    TestBuffer& copy = Uav(kLevels * kChains);
+    VkQueryPoolCreateInfo pool_info{VK_STRUCTURE_TYPE_QUERY_POOL_CREATE_INFO};
+    pool_info.queryType = VK_QUERY_TYPE_OCCLUSION;
+    pool_info.queryCount = 1;
+    VkQueryPool pool = VK_NULL_HANDLE;
+    ASSERT_EQ(vkCreateQueryPool(context_.device(), &pool_info, nullptr, &pool), VK_SUCCESS);
+
+    context_.Submit([&](VkCommandBuffer cmd) {
+        vkCmdResetQueryPool(cmd, pool, 0, 1);
+        vkCmdBeginQuery(cmd, pool, 0, 0);
+        BindGraph(cmd, chain.graph, chain.layout, chain.set);
+        DispatchHost(cmd, *chain.scratch, chain.entries);
+        vkCmdEndQuery(cmd, pool, 0);
+        // The first dispatch's result, kept before the UAV is cleared for the second.
+        VkMemoryBarrier to_copy{VK_STRUCTURE_TYPE_MEMORY_BARRIER};
+        to_copy.srcAccessMask = VK_ACCESS_SHADER_WRITE_BIT;
+        to_copy.dstAccessMask = VK_ACCESS_TRANSFER_READ_BIT;
+        vkCmdPipelineBarrier(cmd, VK_PIPELINE_STAGE_COMPUTE_SHADER_BIT, VK_PIPELINE_STAGE_TRANSFER_BIT, 0, 1, &to_copy, 0, nullptr,
+                             0, nullptr);
+        const VkBufferCopy region{0, 0, uav.size};
+        vkCmdCopyBuffer(cmd, uav.buffer, copy.buffer, 1, &region);
+        // The copy's read of the UAV before the clear's write (an execution dependency is enough after a read).
+        vkCmdPipelineBarrier(cmd, VK_PIPELINE_STAGE_TRANSFER_BIT, VK_PIPELINE_STAGE_TRANSFER_BIT, 0, 0, nullptr, 0, nullptr, 0,
+                             nullptr);
+        ClearBetweenDispatches(cmd, uav);
+        DispatchHost(cmd, *chain.scratch, chain.entries);
+    });
+    ExpectUav(copy, chain.expected);
+    ExpectUav(uav, chain.expected);
+    EXPECT_EQ(context_.log().CountWithId(kPreparedLevelsId), 1u) << "only the dispatch after the query's end prepares its levels";
+    uint64_t samples = ~0ull;
+    EXPECT_EQ(vkGetQueryPoolResults(context_.device(), pool, 0, 1, sizeof(samples), &samples, sizeof(samples),
+                                    VK_QUERY_RESULT_64_BIT | VK_QUERY_RESULT_WAIT_BIT),
+              VK_SUCCESS);
+    EXPECT_EQ(samples, 0u) << "the query around compute work counted samples";
+    vkDestroyQueryPool(context_.device(), pool, nullptr);
 }
 
 }  // namespace
