@@ -382,8 +382,8 @@ struct DispatchOptions {
     // none: one level, prepared by the host on tables it rewrote, of nodes without outputs, without statistics. Such a
     // report flags only scratch that was not initialized for the graph, which cannot change what the dispatch does.
     bool initialization_recorded = false;
-    // Where set, the levels before the last one recorded directly go through it (PreparedLevelRecorder). Not with
-    // level timestamps, whose queries differ per dispatch.
+    // Where set, everything from the first level to the end barrier goes through it (PreparedLevelRecorder), in
+    // dispatches of at least kPreparedLevelsMin levels. Not with level timestamps, whose queries differ per dispatch.
     PreparedLevelRecorder* prepared_levels = nullptr;
 };
 
