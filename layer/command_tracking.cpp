@@ -199,43 +199,42 @@ VKAPI_ATTR void VKAPI_CALL DestroyDescriptorPool(VkDevice device, VkDescriptorPo
     state->dispatch.DestroyDescriptorPool(device, descriptorPool, pAllocator);
 }
 
+namespace {
 // A query is active from its begin to its end in one command buffer (queries cannot span command buffers); the layer
-// needs only how many are active, not which.
+// needs only how many are active, not which. Returns the device's state to forward with (null: none).
+DeviceState* CountQuery(VkCommandBuffer commandBuffer, bool begins) {
+    DeviceState* state = FindRecordingDeviceState(GetDispatchKey(commandBuffer));
+    if (state == nullptr || !state->prepared_levels) return state;
+    uint32_t& active = RecordingStateOf(*state, commandBuffer).active_queries;
+    if (begins) {
+        ++active;
+    } else if (active > 0) {
+        --active;
+    }
+    return state;
+}
+}  // namespace
+
 VKAPI_ATTR void VKAPI_CALL CmdBeginQuery(VkCommandBuffer commandBuffer, VkQueryPool queryPool, uint32_t query,
                                          VkQueryControlFlags flags) {
-    DeviceState* state = FindRecordingDeviceState(GetDispatchKey(commandBuffer));
-    if (state == nullptr) return;
-    if (state->prepared_levels) ++RecordingStateOf(*state, commandBuffer).active_queries;
-    state->dispatch.CmdBeginQuery(commandBuffer, queryPool, query, flags);
+    if (DeviceState* state = CountQuery(commandBuffer, true)) state->dispatch.CmdBeginQuery(commandBuffer, queryPool, query, flags);
 }
 
 VKAPI_ATTR void VKAPI_CALL CmdEndQuery(VkCommandBuffer commandBuffer, VkQueryPool queryPool, uint32_t query) {
-    DeviceState* state = FindRecordingDeviceState(GetDispatchKey(commandBuffer));
-    if (state == nullptr) return;
-    if (state->prepared_levels) {
-        uint32_t& active = RecordingStateOf(*state, commandBuffer).active_queries;
-        if (active > 0) --active;
-    }
-    state->dispatch.CmdEndQuery(commandBuffer, queryPool, query);
+    if (DeviceState* state = CountQuery(commandBuffer, false)) state->dispatch.CmdEndQuery(commandBuffer, queryPool, query);
 }
 
 VKAPI_ATTR void VKAPI_CALL CmdBeginQueryIndexedEXT(VkCommandBuffer commandBuffer, VkQueryPool queryPool, uint32_t query,
                                                    VkQueryControlFlags flags, uint32_t index) {
-    DeviceState* state = FindRecordingDeviceState(GetDispatchKey(commandBuffer));
-    if (state == nullptr) return;
-    if (state->prepared_levels) ++RecordingStateOf(*state, commandBuffer).active_queries;
-    state->dispatch.CmdBeginQueryIndexedEXT(commandBuffer, queryPool, query, flags, index);
+    if (DeviceState* state = CountQuery(commandBuffer, true)) {
+        state->dispatch.CmdBeginQueryIndexedEXT(commandBuffer, queryPool, query, flags, index);
+    }
 }
 
 VKAPI_ATTR void VKAPI_CALL CmdEndQueryIndexedEXT(VkCommandBuffer commandBuffer, VkQueryPool queryPool, uint32_t query,
                                                  uint32_t index) {
-    DeviceState* state = FindRecordingDeviceState(GetDispatchKey(commandBuffer));
-    if (state == nullptr) return;
-    if (state->prepared_levels) {
-        uint32_t& active = RecordingStateOf(*state, commandBuffer).active_queries;
-        if (active > 0) --active;
-    }
-    state->dispatch.CmdEndQueryIndexedEXT(commandBuffer, queryPool, query, index);
+    if (DeviceState* state = CountQuery(commandBuffer, false))
+        state->dispatch.CmdEndQueryIndexedEXT(commandBuffer, queryPool, query, index);
 }
 
 VKAPI_ATTR VkResult VKAPI_CALL BeginCommandBuffer(VkCommandBuffer commandBuffer, const VkCommandBufferBeginInfo* pBeginInfo) {
