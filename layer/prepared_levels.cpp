@@ -202,16 +202,6 @@ VKAPI_ATTR void VKAPI_CALL CaptureEndLabel(VkCommandBuffer) { CommandWriter writ
 
 }  // namespace
 
-uint64_t CommandCapture::Hash() const {
-    // FNV-1a over the words: the cache compares the words themselves on a hash match.
-    uint64_t hash = 14695981039346656037ull;
-    for (uint32_t word : words) {
-        hash ^= word;
-        hash *= 1099511628211ull;
-    }
-    return hash;
-}
-
 DeviceDispatchTable MakeCaptureDispatchTable(const DeviceDispatchTable& real) {
     DeviceDispatchTable table = real;
     // Every vkCmd* function of the table: one the capture does not replace would reach the driver with a command buffer
@@ -427,16 +417,19 @@ void PreparedLevelPool::Free(VkCommandBuffer command_buffer) {
 std::shared_ptr<PreparedLevels> PreparedLevelCache::FindOrRecord(uint32_t queue_family, const CommandCapture& capture,
                                                                  bool* recorded, std::string* error) {
     *recorded = false;
-    const uint64_t hash = capture.Hash();
     std::shared_ptr<PreparedLevelPool> pool;
     {
         std::lock_guard lock(mutex_);
-        for (auto it = entries_.begin(); it != entries_.end(); ++it) {
+        // The words themselves are compared, newest entry first (a repeated dispatch finds its secondary at once), with no
+        // hash: hashing a 32 x 8 graph's few thousand words one multiply after the other cost more than the rest of the
+        // lookup (perf on lavapipe's host), while a compare of two captures runs at memcmp's speed and stops at the
+        // first difference, or at a different length before that.
+        for (auto it = entries_.rbegin(); it != entries_.rend(); ++it) {
             const PreparedLevels& entry = **it;
-            if (entry.hash == hash && entry.queue_family == queue_family && entry.capture.words == capture.words) {
+            if (entry.queue_family == queue_family && entry.capture.words == capture.words) {
                 std::shared_ptr<PreparedLevels> found = *it;
                 // Most recently used last: the first entry is the one dropped when the cache is full.
-                entries_.erase(it);
+                entries_.erase(std::next(it).base());
                 entries_.push_back(found);
                 return found;
             }
@@ -455,7 +448,6 @@ std::shared_ptr<PreparedLevels> PreparedLevelCache::FindOrRecord(uint32_t queue_
     if (entry->command_buffer == VK_NULL_HANDLE) return nullptr;
     entry->pool = pool;
     entry->queue_family = queue_family;
-    entry->hash = hash;
     entry->capture = capture;
     *recorded = true;
     std::lock_guard lock(mutex_);

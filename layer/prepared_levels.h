@@ -43,7 +43,6 @@ struct CommandCapture {
         descriptor_sets.clear();
         unsupported = false;
     }
-    uint64_t Hash() const;
 };
 
 // `real` with every command-recording function the scheduler uses replaced by one that appends to the capture of
@@ -98,7 +97,6 @@ struct PreparedLevels {
     std::shared_ptr<PreparedLevelPool> pool;
     VkCommandBuffer command_buffer = VK_NULL_HANDLE;
     uint32_t queue_family = 0;
-    uint64_t hash = 0;
     CommandCapture capture;
 
     PreparedLevels() = default;
