@@ -31,6 +31,10 @@ constexpr FlagName kFlagNames[] = {
      "scratch was not initialized for this graph (vkCmdInitializeGraphScratchMemoryAMDX)"},
     {runtime::kStatusPayloadCountClamped, "payload_count_clamped",
      "an allocation asked for more records than its output's NodeMaxPayloadsAMDX (at most 256) and was clamped"},
+    {runtime::kStatusFixedLevelExceeded, "fixed_level_exceeded",
+     "a level got more records than its producers' NodeMaxPayloadsAMDX allow "
+     "(VUID-vkCmdDispatchGraphAMDX-NodeMaxPayloadsAMDX-09188), "
+     "more than the workgroups the layer launched for it could run"},
 };
 
 std::string DescribeStatus(uint32_t flags) {

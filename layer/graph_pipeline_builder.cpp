@@ -326,6 +326,27 @@ uint64_t InvocationsPerRecord(const spirv::NodeInfo& info) {
     return UINT64_MAX;  // not reached: every launch kind returns above
 }
 
+// NodeDispatchPlan::records_enqueued_per_record. A workgroup enqueues at most each output's NodeMaxPayloadsAMDX
+// (VUID-vkCmdDispatchGraphAMDX-NodeMaxPayloadsAMDX-09188), counted per invocation where its allocations are per
+// invocation (LowerOutputsPass clamps each allocation to the limit, so that bound holds however the limit is read); a
+// record runs one workgroup, except a broadcast node's, which runs its grid (a dynamic one at most MaxNumWorkgroupsAMDX).
+uint64_t RecordsEnqueuedPerRecord(const spirv::NodeInfo& info) {
+    const uint64_t invocations = uint64_t{info.local_size[0]} * info.local_size[1] * info.local_size[2];
+    uint64_t per_workgroup = 0;
+    for (const spirv::NodeOutputInfo& output : info.outputs) {
+        per_workgroup += output.allocated_at_invocation_scope ? output.max_payloads * invocations : output.max_payloads;
+    }
+    uint64_t workgroups = 1;
+    if (info.launch == spirv::LaunchKind::kBroadcastStatic) {
+        workgroups = StaticGridWorkgroups(info);
+    } else if (info.launch == spirv::LaunchKind::kBroadcastDynamic) {
+        if (!info.max_grid) return UINT64_MAX;
+        workgroups = uint64_t{(*info.max_grid)[0]} * (*info.max_grid)[1] * (*info.max_grid)[2];
+    }
+    if (per_workgroup != 0 && workgroups > UINT64_MAX / per_workgroup) return UINT64_MAX;
+    return per_workgroup * workgroups;
+}
+
 // Heap bytes per record: records keep their own alignment (8-byte members exist) and never share a 4-byte word.
 uint32_t RecordStride(const spirv::RecordLayout& record) {
     if (record.size == 0) return 0;
@@ -538,7 +559,7 @@ void GraphPipeline::BuildDispatchPlan() {
              std::accumulate(nodes[n].output_table_length.begin(), nodes[n].output_table_length.end(), 0u), nodes[n].level_hand_off,
              nodes[n].group_level_hand_off,
              nodes[n].group_level_hand_off && InvocationsPerRecord(nodes[n].info) > kGroupHandOffMaxInvocationsPerRecordGpu,
-             nodes[n].lowering_group, nodes[n].group_hand_off_checks_initialization});
+             nodes[n].lowering_group, nodes[n].group_hand_off_checks_initialization, RecordsEnqueuedPerRecord(nodes[n].info)});
     }
     dispatch_plan.FormDispatchGroups();
     // What the level pass and the lowered nodes of a dispatch group read in scratch (written at initialization).

@@ -873,6 +873,42 @@ RecordResult SchedulerRecorder::RecordDispatch(VkCommandBuffer cmd, const Scratc
     // As rewrite_for assumed above, so deciding level 1 now changes nothing laid out there.
     small_level_zero = host_prepared_level_zero && host_level_zero->prepared_workgroups <= kSmallProducerLevelMaxWorkgroups;
     if (!host_prepared_level_zero) tables_rewrite = TablesRewrite::kNone;
+    // Fixed levels (DispatchOptions::fixed_level_max_workgroups; runtime::kLevelNextFixedWorkgroupsShift says what they
+    // are): fixed_workgroups[L] is the workgroups of level L's one node dispatch, recorded with vkCmdDispatch, or 0 where
+    // it stays indirect. Level 0 qualifies where the host prepared it: its workgroups are exact. Level L > 0 where it is
+    // direct with one node as its consumer and level L - 1 is fixed: then L - 1 always runs a workgroup whose hand-off
+    // prepares L, and L's records are at most L - 1's bound times what each of them may enqueue. The bound stops where a
+    // node has none, the records would pass the record list's capacity (a surplus workgroup of a static broadcast consumer
+    // reads the list entry of its would-be record) or the workgroups the limit. A fixed level runs all of them, but
+    // compute-to-compute (fixed_workgroups[0] also drops DRAW_INDIRECT from the begin transfers' barrier).
+    std::array<uint32_t, runtime::kMaxLevels> fixed_workgroups{};
+    const auto dispatched_alone = [&](uint32_t level, uint32_t consumer) {
+        return fused && level < plan.level_dispatches.size() && plan.level_dispatches[level].size() == 1 &&
+               plan.level_dispatches[level][0].first_node == consumer && plan.level_dispatches[level][0].group_size == 1;
+    };
+    if (options.fixed_level_max_workgroups != 0 && host_prepared_level_zero && plan.node_table.size() == node_count &&
+        host_level_zero->prepared_workgroups != 0 && host_level_zero->prepared_workgroups <= runtime::kDispatchSplitWidth &&
+        dispatched_alone(0, host_level_zero->prepared_consumer)) {
+        fixed_workgroups[0] = host_level_zero->prepared_workgroups;
+        uint64_t records = host_level_zero->records;
+        uint32_t producer = host_level_zero->prepared_consumer;
+        const uint32_t most =
+            std::min({options.fixed_level_max_workgroups, runtime::kLevelNextFixedWorkgroupsMax, runtime::kDispatchSplitWidth});
+        for (uint32_t level = 1; level < plan.levels.size() && level < runtime::kMaxLevels; ++level) {
+            if (!is_direct(level) || plan.DirectLevelIsGroup(level)) break;
+            const uint32_t consumer = plan.direct_level_consumer[level];
+            if (!dispatched_alone(level, consumer)) break;
+            const uint64_t per_record = plan.nodes[producer].records_enqueued_per_record;
+            if (per_record != 0 && records > layout->record_capacity / per_record) break;
+            records *= per_record;
+            const uint64_t grid = plan.nodes[consumer].static_grid_workgroups;
+            const uint64_t per_workgroup = std::max(plan.node_table[consumer].records_per_workgroup, 1u);
+            const uint64_t workgroups = grid != 0 ? records * grid : (records + per_workgroup - 1) / per_workgroup;
+            if (workgroups == 0 || workgroups > most) break;
+            fixed_workgroups[level] = static_cast<uint32_t>(workgroups);
+            producer = consumer;
+        }
+    }
     // The level whose pass checks that scratch was initialized for this graph (MetaShader::kLevelCheckingInitialization),
     // as the entry pass would have: level 0 where the host wrote its records but left its preparation to its level pass,
     // level 1 where level 0's dispatch had only its own tables rewritten and level 1 is not direct. (kInvalidNode: the
@@ -1097,11 +1133,12 @@ RecordResult SchedulerRecorder::RecordDispatch(VkCommandBuffer cmd, const Scratc
         }
     }
     if (!staged.bytes.empty()) UpdateBuffer(cmd, scratch.buffer, scratch.offset + layout->HeapOffset(1), staged.bytes.data(), staged.bytes.size());
-    // A direct level 0 prepared here is dispatched next, with the arguments these transfers wrote.
+    // A direct level 0 prepared here is dispatched next, with the arguments these transfers wrote (a fixed one reads none).
     if (host_prepared_level_zero) {
+        const bool reads_arguments = fixed_workgroups[0] == 0;
         Barrier(cmd, VK_PIPELINE_STAGE_2_TRANSFER_BIT, VK_ACCESS_2_TRANSFER_WRITE_BIT,
-                VK_PIPELINE_STAGE_2_COMPUTE_SHADER_BIT | VK_PIPELINE_STAGE_2_DRAW_INDIRECT_BIT,
-                kShaderReadWrite | VK_ACCESS_2_INDIRECT_COMMAND_READ_BIT);
+                VK_PIPELINE_STAGE_2_COMPUTE_SHADER_BIT | (reads_arguments ? VK_PIPELINE_STAGE_2_DRAW_INDIRECT_BIT : 0),
+                kShaderReadWrite | (reads_arguments ? VK_ACCESS_2_INDIRECT_COMMAND_READ_BIT : 0));
     } else {
         // An indirect level pass (a CPU device's) reads its workgroup count from the counters these transfers cleared or
         // wrote.
@@ -1177,7 +1214,11 @@ RecordResult SchedulerRecorder::RecordDispatch(VkCommandBuffer cmd, const Scratc
                                   ClearsOnlyItsOwnStates(plan, plan.level_dispatches[level][0]);
         const uint32_t own_states_flag = one_dispatch ? runtime::kDirectLevelClearsOwnStates : 0u;
         // A direct level's preparer made the record list its consumer's directory (runtime::kLevelRecordListIsDirectory).
-        const uint32_t pushed_level = level | (is_direct(level) ? runtime::kLevelRecordListIsDirectory : 0u);
+        // The next level's fixed workgroups, which its preparer (this level's hand-off) launches (fixed_workgroups).
+        const uint32_t next_fixed = level + 1 < runtime::kMaxLevels ? fixed_workgroups[level + 1] : 0u;
+        const uint32_t pushed_level = level | (is_direct(level) ? runtime::kLevelRecordListIsDirectory : 0u) |
+                                      next_fixed << runtime::kLevelNextFixedWorkgroupsShift;
+        const uint32_t fixed = level < runtime::kMaxLevels ? fixed_workgroups[level] : 0u;
         // Level 0's hand-off checks initialization for a direct level 1 where the begin rewrote only level 0's tables
         // (runtime::kDirectLevelChecksInitialization; rewrite_for allows that only for a group level 1).
         const uint32_t checks_flag = level == 0 && level_one_hand_off_checks ? runtime::kDirectLevelChecksInitialization : 0u;
@@ -1193,10 +1234,11 @@ RecordResult SchedulerRecorder::RecordDispatch(VkCommandBuffer cmd, const Scratc
             write_timestamp(2 + 2 * level);
         } else if (is_direct(level)) {
             // Prepared by the last workgroup of the previous level (its arguments, and the cleared half it writes):
-            // one barrier, after those writes and the previous level's indirect reads of the arguments it cleared.
+            // one barrier, after those writes and the previous level's indirect reads of the arguments it cleared. A
+            // fixed level reads no arguments, so nothing after the barrier is in DRAW_INDIRECT.
             Barrier(cmd, kPriorStages, VK_ACCESS_2_SHADER_STORAGE_WRITE_BIT,
-                    VK_PIPELINE_STAGE_2_COMPUTE_SHADER_BIT | VK_PIPELINE_STAGE_2_DRAW_INDIRECT_BIT,
-                    kShaderReadWrite | VK_ACCESS_2_INDIRECT_COMMAND_READ_BIT);
+                    VK_PIPELINE_STAGE_2_COMPUTE_SHADER_BIT | (fixed == 0 ? VK_PIPELINE_STAGE_2_DRAW_INDIRECT_BIT : 0),
+                    kShaderReadWrite | (fixed == 0 ? VK_ACCESS_2_INDIRECT_COMMAND_READ_BIT : 0));
             write_timestamp(2 + 2 * level);
         } else {
             // The previous step's writes (entry pass or nodes), and its indirect reads of the args this level's pass clears.
@@ -1286,7 +1328,12 @@ RecordResult SchedulerRecorder::RecordDispatch(VkCommandBuffer cmd, const Scratc
                                           next_level_consumer};
             dispatch_->CmdPushConstants(cmd, node_plan.layout, VK_SHADER_STAGE_COMPUTE_BIT, node_plan.context_offset,
                                         sizeof(context), &context);
-            dispatch_->CmdDispatchIndirect(cmd, scratch.buffer, scratch.offset + layout->DispatchArgsOffset(input_half, node));
+            if (fixed != 0) {
+                // fixed_workgroups: only a level of this one dispatch is fixed, at most kDispatchSplitWidth workgroups.
+                dispatch_->CmdDispatch(cmd, fixed, 1, 1);
+            } else {
+                dispatch_->CmdDispatchIndirect(cmd, scratch.buffer, scratch.offset + layout->DispatchArgsOffset(input_half, node));
+            }
             if (labels && label != nullptr) dispatch_->CmdEndDebugUtilsLabelEXT(cmd);
         };
         if (fused && level < plan.level_dispatches.size()) {

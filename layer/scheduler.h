@@ -105,6 +105,10 @@ struct NodeDispatchPlan {
     // (spirv::LoweringOptions::group_hand_off_checks_initialization): where it is level 0's host-prepared consumer, the
     // begin transfers may then rewrite only its own tables before a direct group level 1 (TablesRewrite).
     bool group_hand_off_checks_initialization = false;
+    // The most records one record of this node can enqueue over all its outputs (NodeMaxPayloadsAMDX per workgroup, or
+    // per invocation where its allocations are per invocation, times the workgroups a record runs), or UINT64_MAX where
+    // nothing bounds it: what bounds a fixed level after this node's level (RecordDispatch, kFixedLevelMaxWorkgroups).
+    uint64_t records_enqueued_per_record = UINT64_MAX;
 };
 
 // Limits of the fused level pass (meta_shaders/level.comp keeps each graph node's directory range in shared memory and
@@ -224,6 +228,13 @@ inline constexpr uint64_t kGroupHandOffMaxInvocationsPerRecordGpu = 64;
 // 10240x5760 classification's 3% on 230 400 workgroups), against about 4 µs for the level pass and barrier that a direct
 // level saves (classify_8 and classify_64 at 1080p, 8160 workgroups, 5 to 6% faster; docs/performance.md).
 inline constexpr uint32_t kSmallProducerLevelMaxWorkgroups = 16384;
+// Fixed levels (runtime::kLevelNextFixedWorkgroupsShift; docs/design.md, "Fixed levels"): a direct level whose records
+// the host can bound, from level 0's host-written records through each level's NodeDispatchPlan::records_enqueued_per_record,
+// is dispatched with vkCmdDispatch of that many workgroups where they are at most this many, so that the barrier before it
+// needs no DRAW_INDIRECT stage: on NVIDIA that barrier and the indirect dispatch after it cost more than a compute-to-compute
+// barrier and a direct dispatch (bench/barrier_floor_bench.cpp; docs/performance.md, "Session of the fixed levels"), while
+// each surplus workgroup only loads its record count and counts itself.
+inline constexpr uint32_t kFixedLevelMaxWorkgroups = 64;
 
 // Whether a device reserves the Invocation-visibility allocations that every invocation of a broadcast or coalescing
 // workgroup reaches once per workgroup (spirv::LoweringOptions::reserve_per_workgroup) or once per subgroup.
@@ -377,6 +388,9 @@ struct DispatchOptions {
     // Run the plan's direct levels without a level pass (GraphPlan::direct_level_consumer); false: every level has one
     // (the `direct_levels` setting, for comparisons and as a way around a suspected problem).
     bool direct_levels = true;
+    // Dispatch a direct level whose workgroups the host can bound by at most this many with that many workgroups, without
+    // indirect arguments (kFixedLevelMaxWorkgroups; 0: never, the `fixed_levels` setting off).
+    uint32_t fixed_level_max_workgroups = 0;
     // The latest vkCmdInitializeGraphScratchMemoryAMDX the application recorded for this scratch address was for this
     // graph (ScratchBufferRegistry::LatestInitializationIs). A dispatch whose report could say nothing else then writes
     // none: one level, prepared by the host on tables it rewrote, of nodes without outputs, without statistics. Such a

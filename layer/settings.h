@@ -79,6 +79,9 @@ struct LayerSettings {
     uint32_t thread_batch_size = 0;
     // Run levels whose records all go to one thread, coalescing or static broadcast node without a level pass (GraphPlan's direct levels).
     bool direct_levels = true;
+    // Dispatch direct levels whose workgroups the host can bound without indirect arguments (GraphPlan's fixed levels,
+    // DispatchOptions::fixed_level_max_workgroups).
+    bool fixed_levels = true;
     // The most invocations one record of a node may run for the node to get the level hand-off, which prepares a direct
     // level after it; 0: by device type (HandOffMaxInvocationsPerRecordFor in layer/scheduler.h).
     uint32_t direct_levels_max_producer_invocations = 0;

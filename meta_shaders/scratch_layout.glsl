@@ -30,6 +30,7 @@ const uint kStatusGridClamped = 1u << 3;
 const uint kStatusInvalidNodeIndex = 1u << 4;
 const uint kStatusUninitialized = 1u << 5;
 const uint kStatusPayloadCountClamped = 1u << 6;
+const uint kStatusFixedLevelExceeded = 1u << 7;
 
 // spirv::LaunchKind
 const uint kLaunchBroadcastStatic = 0u;

@@ -17,7 +17,7 @@ cp "$build/layer/VkLayer_execgraph_shader_enqueue.json" "$out/layer/"
 for binary in tests/e2e/execgraph_e2e_tests tests/gpu/execgraph_gpu_tests tests/scheduler/execgraph_scheduler_tests \
               examples/tile_shading/execgraph_tile_shading \
               bench/execgraph_graph_creation_bench bench/execgraph_workload_bench bench/execgraph_recording_bench \
-              bench/execgraph_pipeline_stats; do
+              bench/execgraph_pipeline_stats bench/execgraph_barrier_floor_bench; do
     [[ -x $build/$binary ]] && strip_copy "$build/$binary" "$out/bin/$(basename "$binary")"
 done
 # Shared libraries of Debian's that the GPU image lacks: SPIRV-Cross (the layer renders GLSL dumps with it) and Google

@@ -43,6 +43,25 @@ std::map<DispatchKey, DeviceFunctions> devices;
 std::string events;
 uint64_t update_buffer_bytes = 0;  // not an event: transfers inside a dispatch would change every structure test's list
 uint64_t fill_buffer_commands = 0;  // the same
+uint64_t indirect_barriers = 0;     // the same: barriers whose destination stages include DRAW_INDIRECT
+
+void CountIndirectBarrier(bool indirect) {
+    std::lock_guard lock(mutex);
+    if (indirect) ++indirect_barriers;
+}
+
+bool DependencyWaitsInIndirect(const VkDependencyInfo* dependency) {
+    for (uint32_t i = 0; i < dependency->memoryBarrierCount; ++i) {
+        if (dependency->pMemoryBarriers[i].dstStageMask & VK_PIPELINE_STAGE_2_DRAW_INDIRECT_BIT) return true;
+    }
+    for (uint32_t i = 0; i < dependency->bufferMemoryBarrierCount; ++i) {
+        if (dependency->pBufferMemoryBarriers[i].dstStageMask & VK_PIPELINE_STAGE_2_DRAW_INDIRECT_BIT) return true;
+    }
+    for (uint32_t i = 0; i < dependency->imageMemoryBarrierCount; ++i) {
+        if (dependency->pImageMemoryBarriers[i].dstStageMask & VK_PIPELINE_STAGE_2_DRAW_INDIRECT_BIT) return true;
+    }
+    return false;
+}
 
 DeviceFunctions DeviceOf(VkCommandBuffer command_buffer) {
     std::lock_guard lock(mutex);
@@ -160,6 +179,7 @@ VKAPI_ATTR void VKAPI_CALL CmdPipelineBarrier(VkCommandBuffer command_buffer, Vk
                                               uint32_t buffer_barrier_count, const VkBufferMemoryBarrier* buffer_barriers,
                                               uint32_t image_barrier_count, const VkImageMemoryBarrier* image_barriers) {
     Record("barrier");
+    CountIndirectBarrier((dst_stages & VK_PIPELINE_STAGE_DRAW_INDIRECT_BIT) != 0);
     DeviceOf(command_buffer)
         .pipeline_barrier(command_buffer, src_stages, dst_stages, flags, memory_barrier_count, memory_barriers,
                           buffer_barrier_count, buffer_barriers, image_barrier_count, image_barriers);
@@ -167,11 +187,13 @@ VKAPI_ATTR void VKAPI_CALL CmdPipelineBarrier(VkCommandBuffer command_buffer, Vk
 
 VKAPI_ATTR void VKAPI_CALL CmdPipelineBarrier2(VkCommandBuffer command_buffer, const VkDependencyInfo* dependency) {
     Record("barrier");
+    CountIndirectBarrier(DependencyWaitsInIndirect(dependency));
     DeviceOf(command_buffer).pipeline_barrier2(command_buffer, dependency);
 }
 
 VKAPI_ATTR void VKAPI_CALL CmdPipelineBarrier2KHR(VkCommandBuffer command_buffer, const VkDependencyInfo* dependency) {
     Record("barrier");
+    CountIndirectBarrier(DependencyWaitsInIndirect(dependency));
     DeviceOf(command_buffer).pipeline_barrier2_khr(command_buffer, dependency);
 }
 
@@ -258,6 +280,7 @@ __attribute__((visibility("default"))) void ExecgraphCaptureClear() {
     events.clear();
     update_buffer_bytes = 0;
     fill_buffer_commands = 0;
+    indirect_barriers = 0;
 }
 
 __attribute__((visibility("default"))) uint64_t ExecgraphCaptureUpdateBufferBytes() {
@@ -268,6 +291,11 @@ __attribute__((visibility("default"))) uint64_t ExecgraphCaptureUpdateBufferByte
 __attribute__((visibility("default"))) uint64_t ExecgraphCaptureFillBufferCommands() {
     std::lock_guard lock(mutex);
     return fill_buffer_commands;
+}
+
+__attribute__((visibility("default"))) uint64_t ExecgraphCaptureIndirectBarriers() {
+    std::lock_guard lock(mutex);
+    return indirect_barriers;
 }
 
 }  // extern "C"

@@ -14,6 +14,9 @@ using ExecgraphCaptureClearFunction = void (*)();  // also zeroes the counts bel
 using ExecgraphCaptureUpdateBufferBytesFunction = uint64_t (*)();
 // vkCmdFillBuffer commands recorded since the last clear (kept apart from the events).
 using ExecgraphCaptureFillBufferCommandsFunction = uint64_t (*)();
+// Barriers since the last clear whose second synchronization scope includes VK_PIPELINE_STAGE_DRAW_INDIRECT_BIT (kept
+// apart from the events, which name every barrier "barrier").
+using ExecgraphCaptureIndirectBarriersFunction = uint64_t (*)();
 }
 
 namespace execgraph::test {

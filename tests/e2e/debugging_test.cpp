@@ -62,12 +62,15 @@ class CaptureReader {
             reinterpret_cast<ExecgraphCaptureUpdateBufferBytesFunction>(dlsym(handle_, "ExecgraphCaptureUpdateBufferBytes"));
         fill_buffer_commands_ =
             reinterpret_cast<ExecgraphCaptureFillBufferCommandsFunction>(dlsym(handle_, "ExecgraphCaptureFillBufferCommands"));
+        indirect_barriers_ =
+            reinterpret_cast<ExecgraphCaptureIndirectBarriersFunction>(dlsym(handle_, "ExecgraphCaptureIndirectBarriers"));
     }
     ~CaptureReader() {
         if (handle_ != nullptr) dlclose(handle_);
     }
     bool ok() const {
-        return events_ != nullptr && clear_ != nullptr && update_buffer_bytes_ != nullptr && fill_buffer_commands_ != nullptr;
+        return events_ != nullptr && clear_ != nullptr && update_buffer_bytes_ != nullptr && fill_buffer_commands_ != nullptr &&
+               indirect_barriers_ != nullptr;
     }
     void Clear() const { clear_(); }
     std::vector<std::string> Events() const {
@@ -78,6 +81,7 @@ class CaptureReader {
     }
     uint64_t UpdateBufferBytes() const { return update_buffer_bytes_(); }
     uint64_t FillBufferCommands() const { return fill_buffer_commands_(); }
+    uint64_t IndirectBarriers() const { return indirect_barriers_(); }
 
   private:
     void* handle_ = nullptr;
@@ -85,6 +89,7 @@ class CaptureReader {
     ExecgraphCaptureClearFunction clear_ = nullptr;
     ExecgraphCaptureUpdateBufferBytesFunction update_buffer_bytes_ = nullptr;
     ExecgraphCaptureFillBufferCommandsFunction fill_buffer_commands_ = nullptr;
+    ExecgraphCaptureIndirectBarriersFunction indirect_barriers_ = nullptr;
 };
 
 // The capture as a debugger shows it: for every dispatch, the label regions it sits in, outermost first.
@@ -234,10 +239,14 @@ std::vector<std::string> DispatchCommands(const std::vector<std::string>& events
 
 class DebugLabels : public ::testing::Test {
   protected:
+    // The structure tests below tell node dispatches (indirect) from meta passes (direct): fixed levels, whose node
+    // dispatches are direct, are off for them, and on for the tests of fixed levels (DebugLabels.FixedLevels*).
     void SetUp() override {
         if (!CaptureLayerAvailable()) GTEST_SKIP() << kCaptureLayerName << " is not on VK_ADD_LAYER_PATH";
+        setenv(kFixedLevels, "false", 1);
     }
     void TearDown() override {
+        unsetenv(kFixedLevels);
         unsetenv("VK_EXECGRAPH_SHADER_ENQUEUE_DEBUG_LABELS");
         unsetenv("VK_EXECGRAPH_SHADER_ENQUEUE_DIRECT_LEVELS");
         unsetenv("VK_EXECGRAPH_SHADER_ENQUEUE_STATISTICS");
@@ -248,6 +257,7 @@ class DebugLabels : public ::testing::Test {
     // firstNode (a dynamic broadcast node) with the level hand-off, as GPUs do by default.
     static constexpr const char* kMaxProducerInvocations = "VK_EXECGRAPH_SHADER_ENQUEUE_DIRECT_LEVELS_MAX_PRODUCER_INVOCATIONS";
     static void SetNoProducerLimit() { setenv(kMaxProducerInvocations, "4294967295", 1); }
+    static constexpr const char* kFixedLevels = "VK_EXECGRAPH_SHADER_ENQUEUE_FIXED_LEVELS";
 
     static GraphTestOptions WithCapture(bool debug_utils = true) {
         GraphTestOptions options;
@@ -421,6 +431,42 @@ TEST_F(DebugLabels, WithoutALeftoverCheckTheFinishPassRunsAlongsideTheLastLevel)
     EXPECT_EQ(std::count(commands.begin(), commands.end(), "dispatch"), 1) << Joined(events);
     EXPECT_EQ(std::count(commands.begin(), commands.end(), "dispatch_indirect"), 3) << Joined(events);
     EXPECT_EQ(context.log().Problems(), "");
+}
+
+// Fixed levels (runtime::kLevelNextFixedWorkgroupsShift): a chain of one-node levels whose level 0 the host prepared,
+// three records a level, each step enqueuing at most one record. Every level's bound is known, so every node dispatch
+// is a vkCmdDispatch and no barrier of the dispatch waits in DRAW_INDIRECT. With the setting off the same dispatch has
+// an indirect node dispatch per level, each after a barrier that does (the begin transfers' and each direct level's).
+TEST_F(DebugLabels, FixedLevelsAreDispatchedDirectlyAfterBarriersWithoutTheIndirectStage) {
+    constexpr uint32_t kLevels = 5, kChains = 3;
+    for (const bool fixed : {true, false}) {
+        SCOPED_TRACE(fixed ? "fixed levels" : "fixed levels off");
+        setenv(kFixedLevels, fixed ? "true" : "false", 1);
+        GraphTestContext context(WithCapture());
+        ASSERT_TRUE(context.ok());
+        CaptureReader capture;
+        ASSERT_TRUE(capture.ok()) << dlerror();
+        std::vector<std::string> names;
+        const std::vector<NodeStage> stages = ArrayChainStages(1, kLevels, kChains, &names);
+        const std::vector<std::vector<ArrayChainRecord>> records = ArrayChainEntryRecords(1, kChains);
+        TestBuffer uav = context.CreateBuffer(kLevels * kChains * sizeof(uint32_t), VK_BUFFER_USAGE_STORAGE_BUFFER_BIT);
+        const std::vector<std::string> events = DispatchCaptured(context, capture, stages, uav, [&](VkPipeline graph) {
+            VkDispatchGraphInfoAMDX info{context.NodeIndex(graph, "L0", 0), kChains, {}, sizeof(ArrayChainRecord)};
+            info.payloads.hostAddress = records[0].data();
+            return std::vector<VkDispatchGraphInfoAMDX>{info};
+        });
+        ASSERT_FALSE(events.empty());
+        const std::vector<std::string> commands = DispatchCommands(events);
+        const uint32_t indirect = fixed ? 0 : kLevels;
+        EXPECT_EQ(std::count(commands.begin(), commands.end(), "dispatch_indirect"), indirect) << Joined(events);
+        EXPECT_EQ(capture.IndirectBarriers(), indirect) << Joined(events);
+        // The node dispatches, and the finish pass beside the last level (no meta pass before any level).
+        EXPECT_EQ(std::count(commands.begin(), commands.end(), "dispatch"), kLevels - indirect + 1) << Joined(events);
+        const std::vector<uint32_t> expected = ArrayChainExpectedUav(1, kLevels, kChains);
+        for (uint32_t i = 0; i < expected.size(); ++i) EXPECT_EQ(uav.As<uint32_t>()[i], expected[i]) << "UAV[" << i << "]";
+        context.Destroy(uav);
+        EXPECT_EQ(context.log().Problems(), "");
+    }
 }
 
 // A direct level 0 (a thread node: its records can only be its own) dispatched from the host: the begin transfers write

@@ -41,6 +41,7 @@ TEST(LayoutConsistency, GlslConstantsMatchTheCppHeader) {
         {"kStatusInvalidNodeIndex", kStatusInvalidNodeIndex},
         {"kStatusUninitialized", kStatusUninitialized},
         {"kStatusPayloadCountClamped", kStatusPayloadCountClamped},
+        {"kStatusFixedLevelExceeded", kStatusFixedLevelExceeded},
         {"kGraphHeaderSize", sizeof(GraphHeader)},
         {"kGraphHeaderMagicOffset", offsetof(GraphHeader, magic)},
         {"kGraphHeaderGraphTagOffset", offsetof(GraphHeader, graph_tag)},

@@ -178,6 +178,7 @@ TEST(SettingsTable, ContainsTheInitialSettings) {
         {"level_pass_records_per_workgroup", SettingType::kUint},
         {"thread_batch_size", SettingType::kUint},
         {"direct_levels", SettingType::kBool},
+        {"fixed_levels", SettingType::kBool},
         {"direct_levels_max_producer_invocations", SettingType::kUint},
         {"allocation_reservation", SettingType::kEnum},
         {"report_pass", SettingType::kEnum},

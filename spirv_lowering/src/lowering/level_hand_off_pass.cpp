@@ -338,11 +338,32 @@ Result<bool> LevelHandOffPass::Run(Module& module) {
                         });
                     }
 
+                    const std::uint32_t per_workgroup = e.Max(per_workgroup_stored, e.U32(1));
+                    // A fixed level L + 1 (runtime::kLevelNextFixedWorkgroupsShift) launches the workgroups the scheduler
+                    // recorded, whatever the records: records they cannot run (only a shader that enqueued more than its
+                    // NodeMaxPayloadsAMDX allow, VUID-...-NodeMaxPayloadsAMDX-09188, brings any) are dropped and
+                    // reported rather than left in the list unseen. Not for a group consumer (the scheduler fixes only
+                    // single-node levels).
+                    const std::uint32_t fixed_workgroups = e.And(e.ShiftRight(e.LoadPushContextU32(PushContextMember::kLevel),
+                                                                              e.U32(runtime::kLevelNextFixedWorkgroupsShift)),
+                                                                 e.U32(runtime::kLevelNextFixedWorkgroupsMax));
+                    const std::uint32_t fixed = e.NotEqual(fixed_workgroups, e.U32(0));
+                    {
+                        const std::uint32_t static_broadcast =
+                            e.Equal(launch, e.U32(static_cast<std::uint32_t>(LaunchKind::kBroadcastStatic)));
+                        const std::uint32_t runnable =
+                            e.SelectU32(static_broadcast, e.Div(fixed_workgroups, e.Max(grid_workgroups, e.U32(1))),
+                                        e.Mul(fixed_workgroups, per_workgroup));
+                        const std::uint32_t kept = e.SelectU32(fixed, e.Min(records, runnable), records);
+                        const std::uint32_t excess = e.Sub(records, kept);
+                        b.If(e.NotEqual(excess, e.U32(0)),
+                             [&]() { e.ReportDrop(consumer, next_level, e.U32(runtime::kStatusFixedLevelExceeded), excess); });
+                        records = kept;
+                    }
                     // Level L + 1's workgroups. A static broadcast node runs its grid per record (the scheduler makes
                     // such a level direct only where a full record list's workgroups fit one dispatch); a coalescing or
                     // thread node runs its records in batches of records_per_workgroup, as BatchedWorkgroups in
                     // level_common.glsl. Producers deliver at most record_capacity records, so all are kept.
-                    const std::uint32_t per_workgroup = e.Max(per_workgroup_stored, e.U32(1));
                     const std::uint32_t batches =
                         e.Add(e.Div(records, per_workgroup),
                               e.SelectU32(e.NotEqual(e.Mod(records, per_workgroup), e.U32(0)), e.U32(1), e.U32(0)));
@@ -406,9 +427,11 @@ Result<bool> LevelHandOffPass::Run(Module& module) {
                             e.StoreScratchU32x4(e.Add(state, e.U32(offsets::kNodeStateGroupFirstWorkgroup)),
                                                 {e.U32(0), e.Sub(e.U32(0), capacity), workgroups, e.U32(0)});
                         });
-                    // The header: level L + 1 reads the output half, and launches x * y workgroups (C's dispatch alone).
+                    // The header: level L + 1 reads the output half, and launches x * y workgroups (C's dispatch alone),
+                    // or the fixed level's, every one of which counts itself.
                     const std::uint32_t output_index = e.Sub(e.U32(1), input_index);
-                    e.StoreScratchU32(e.Add(e.U32(offsets::kHeaderLevelWorkgroups), e.Mul(output_index, e.U32(4))), e.Mul(x, y));
+                    e.StoreScratchU32(e.Add(e.U32(offsets::kHeaderLevelWorkgroups), e.Mul(output_index, e.U32(4))),
+                                      e.SelectU32(fixed, fixed_workgroups, e.Mul(x, y)));
                     e.StoreScratchU32(e.U32(offsets::kHeaderLevel), next_level);
                     e.StoreScratchU32(e.U32(offsets::kHeaderInputHalf), output_index);
                     b.If(e.NotEqual(records, e.U32(0)),

@@ -28,7 +28,8 @@ struct NodePushContext {
                                  // dispatch runs the whole dispatch group that starts at node_index (see NodeState)
     uint32_t input_half_offset;   // GraphHeader::half_offset[level % 2]: the HalfHeader this level reads
     uint32_t output_half_offset;  // GraphHeader::half_offset[1 - level % 2]: the half this level's outputs go to
-    uint32_t level;               // GraphHeader::level while this dispatch runs, | kLevelRecordListIsDirectory
+    uint32_t level;               // GraphHeader::level while this dispatch runs, | kLevelRecordListIsDirectory, | the next
+                                  // level's fixed workgroups << kLevelNextFixedWorkgroupsShift
     uint32_t next_level_consumer;  // GraphHeader::direct_level_consumer[level + 1] (kInvalidNode past the last level),
                                    // | kDirectLevelGroupConsumer where that level is a dispatch group's
 };
@@ -39,7 +40,17 @@ static_assert(sizeof(NodePushContext) == 32);
 // the directory of the level's consumer or of its dispatch group (docs/design.md, "Direct levels"), so the consumer may
 // find its entry there without loading its directory base first. Levels stay far below it (kMaxLevels).
 inline constexpr uint32_t kLevelRecordListIsDirectory = 0x80000000u;
-inline constexpr uint32_t kLevelNumberMask = ~kLevelRecordListIsDirectory;
+// Bits 8 to 30 of NodePushContext::level: where the next level is a fixed level, the workgroups the scheduler records
+// its node dispatch with (vkCmdDispatch), else 0. A fixed level is a direct level whose consumer's records have a bound
+// the host knows (level 0's host-written records, times what each record of the levels before may enqueue:
+// NodeMaxPayloadsAMDX), small enough to launch whole whether or not the records are there; its surplus workgroups return
+// at once. Its dispatch reads no arguments, so the barrier before it has no DRAW_INDIRECT stage (docs/design.md, "Fixed
+// levels"). The level hand-off that prepares it launches exactly these workgroups (GraphHeader::level_workgroups) and
+// drops, reported, the records they cannot run (a shader that enqueued more than its NodeMaxPayloadsAMDX allow).
+inline constexpr uint32_t kLevelNextFixedWorkgroupsShift = 8;
+inline constexpr uint32_t kLevelNextFixedWorkgroupsMax = (kLevelRecordListIsDirectory >> kLevelNextFixedWorkgroupsShift) - 1;
+// The level's number: levels stay below kMaxLevels.
+inline constexpr uint32_t kLevelNumberMask = (1u << kLevelNextFixedWorkgroupsShift) - 1;
 // Set in NodePushContext::next_level_consumer where the next level is direct with a dispatch group of static broadcast
 // members as its consumer (the rest of the word is the group's first member): every record of that level reaches one of
 // them, the record list is the group's directory, and the level hand-off writes the group's arguments and each member's
@@ -73,13 +84,14 @@ inline constexpr uint32_t kDispatchGroupMarker = 0xFFFFFFFFu;
 
 // status_flags bits: set by whoever drops work; read back and reported by the layer (nothing is lost silently).
 enum StatusFlag : uint32_t {
-    kStatusHeapOverflow = 1u << 0,        // payload heap full: records dropped
-    kStatusRecordListOverflow = 1u << 1,  // record list full: records dropped
-    kStatusDepthLimit = 1u << 2,          // records left when the last level ran
-    kStatusGridClamped = 1u << 3,         // a dynamic grid exceeded MaxNumWorkgroupsAMDX or the advertised limits
-    kStatusInvalidNodeIndex = 1u << 4,    // an allocation or entry named no node in the graph
-    kStatusUninitialized = 1u << 5,       // scratch was not initialized for this graph
+    kStatusHeapOverflow = 1u << 0,         // payload heap full: records dropped
+    kStatusRecordListOverflow = 1u << 1,   // record list full: records dropped
+    kStatusDepthLimit = 1u << 2,           // records left when the last level ran
+    kStatusGridClamped = 1u << 3,          // a dynamic grid exceeded MaxNumWorkgroupsAMDX or the advertised limits
+    kStatusInvalidNodeIndex = 1u << 4,     // an allocation or entry named no node in the graph
+    kStatusUninitialized = 1u << 5,        // scratch was not initialized for this graph
     kStatusPayloadCountClamped = 1u << 6,  // an allocation asked for more records than NodeMaxPayloadsAMDX (or 256)
+    kStatusFixedLevelExceeded = 1u << 7,   // a fixed level got more records than its producers' NodeMaxPayloadsAMDX allow
 };
 
 // maxExecutionGraphShaderPayloadCount as advertised: the most records one allocation can deliver, whatever its output's
@@ -140,6 +152,7 @@ struct GraphHeader {
 static_assert(sizeof(GraphHeader) == 256);
 // maxExecutionGraphDepth as advertised: a graph has at most this many levels (GraphHeader::direct_level_consumer).
 inline constexpr uint32_t kMaxLevels = 32;
+static_assert(kMaxLevels - 1 <= kLevelNumberMask, "level numbers must fit below the fixed workgroups in NodePushContext::level");
 static_assert(sizeof(GraphHeader::direct_level_consumer) == kMaxLevels * sizeof(uint32_t));
 
 // Per node and per dispatch (cleared at the start of every graph dispatch): what the node ran and what it lost. The layer
