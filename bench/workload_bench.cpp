@@ -659,9 +659,11 @@ Result RunRecursion(BenchDevice& device, const Options& options, const std::stri
     TestBuffer& lists = work.Buffer(VkDeviceSize(half_words) * 2 * 4);
     TestBuffer& queues = work.Buffer((max_depth + 2) * kQueueBytes);
 
-    const std::string module = ReplaceAll(ReplaceAll(ReplaceAll(std::string(modules::kRecursion), "@MAX_RECURSION@", std::to_string(max_depth)),
-                                                     "@FAN_BASE@", std::to_string(fan_base)),
-                                          "@FAN_MODULUS@", std::to_string(fan_modulus));
+    // MaxRecords as the shader would declare it: the most children a record has (8 for the recursion, 2 for the binary
+    // tree), which bounds the levels a host dispatch can fix (docs/design.md, "Fixed levels").
+    std::string module = ReplaceAll(std::string(modules::kRecursion), "@MAX_RECURSION@", std::to_string(max_depth));
+    module = ReplaceAll(ReplaceAll(module, "@FAN_BASE@", std::to_string(fan_base)), "@FAN_MODULUS@", std::to_string(fan_modulus));
+    module = ReplaceAll(module, "@MAX_RECORDS@", std::to_string(fan_base + fan_modulus - 1));
     if (work.CreateGraph({{module, "main", "Tree", 0}}, graph_uav) == VK_NULL_HANDLE) return result;
     const uint32_t root[3] = {kRootSeed, 0, max_depth};
     const std::vector<Workload::Entry> entries{{work.NodeIndex("Tree", 0), 1, root, sizeof(root)}};
