@@ -212,6 +212,10 @@ VKAPI_ATTR VkResult VKAPI_CALL CreateDevice(VkPhysicalDevice physicalDevice, con
                                                       ? records_per_workgroup
                                                       : LevelPassRecordsPerWorkgroupFor(instance->SupportOf(physicalDevice).device_type);
         state->indirect_level_pass = LevelPassDispatchedIndirectlyFor(instance->SupportOf(physicalDevice).device_type);
+        const uint32_t fixed_level_max_workgroups = instance->settings.fixed_level_max_workgroups;
+        state->fixed_level_max_workgroups = fixed_level_max_workgroups != 0
+                                                ? fixed_level_max_workgroups
+                                                : FixedLevelMaxWorkgroupsFor(instance->SupportOf(physicalDevice).device_type);
         const uint32_t max_producer_invocations = instance->settings.direct_levels_max_producer_invocations;
         if (max_producer_invocations == 0) {
             state->hand_off_max_invocations_per_record =

@@ -297,7 +297,7 @@ void RecordGraphDispatch(DeviceState& device, VkCommandBuffer command_buffer, Vk
     DispatchOptions options;
     options.debug_labels = labels;
     options.direct_levels = device.instance->settings.direct_levels;
-    options.fixed_level_max_workgroups = device.instance->settings.fixed_levels ? kFixedLevelMaxWorkgroups : 0;
+    options.fixed_level_max_workgroups = device.instance->settings.fixed_levels ? device.fixed_level_max_workgroups : 0;
     options.initialization_recorded = device.scratch_buffers.LatestInitializationIs(scratch, graph.graph_tag);
     options.bind_node_state = [binding = &binding](const DeviceDispatchTable& commands, VkCommandBuffer cmd, uint32_t,
                                                    bool bind_sets) {

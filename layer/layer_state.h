@@ -63,6 +63,8 @@ struct DeviceState {
     std::unique_ptr<MetaPipelines> meta_pipelines;  // the scheduler's pipelines, created on first use
     uint32_t level_pass_records_per_workgroup = kLevelPassRecordsPerWorkgroupGpu;  // LevelPassRecordsPerWorkgroupFor(the device's type)
     bool indirect_level_pass = false;  // LevelPassDispatchedIndirectlyFor(the device's type)
+    // The `fixed_level_max_workgroups` setting, or FixedLevelMaxWorkgroupsFor(the device's type).
+    uint32_t fixed_level_max_workgroups = kFixedLevelMaxWorkgroupsGpu;
     bool finish_pass_reports = true;   // the `report_pass` setting, or FinishPassReportsFor(the device's type)
     // The `direct_levels_max_producer_invocations` setting, or HandOffMaxInvocationsPerRecordFor(the device's type).
     std::optional<uint64_t> hand_off_max_invocations_per_record;

@@ -107,7 +107,7 @@ struct NodeDispatchPlan {
     bool group_hand_off_checks_initialization = false;
     // The most records one record of this node can enqueue over all its outputs (NodeMaxPayloadsAMDX per workgroup, or
     // per invocation where its allocations are per invocation, times the workgroups a record runs), or UINT64_MAX where
-    // nothing bounds it: what bounds a fixed level after this node's level (RecordDispatch, kFixedLevelMaxWorkgroups).
+    // nothing bounds it: what bounds a fixed level after this node's level (RecordDispatch, FixedLevelMaxWorkgroupsFor).
     uint64_t records_enqueued_per_record = UINT64_MAX;
 };
 
@@ -230,11 +230,18 @@ inline constexpr uint64_t kGroupHandOffMaxInvocationsPerRecordGpu = 64;
 inline constexpr uint32_t kSmallProducerLevelMaxWorkgroups = 16384;
 // Fixed levels (runtime::kLevelNextFixedWorkgroupsShift; docs/design.md, "Fixed levels"): a direct level whose records
 // the host can bound, from level 0's host-written records through each level's NodeDispatchPlan::records_enqueued_per_record,
-// is dispatched with vkCmdDispatch of that many workgroups where they are at most this many, so that the barrier before it
-// needs no DRAW_INDIRECT stage: on NVIDIA that barrier and the indirect dispatch after it cost more than a compute-to-compute
-// barrier and a direct dispatch (bench/barrier_floor_bench.cpp; docs/performance.md, "Session of the fixed levels"), while
-// each surplus workgroup only loads its record count and counts itself.
-inline constexpr uint32_t kFixedLevelMaxWorkgroups = 64;
+// is dispatched with vkCmdDispatch of that many workgroups where they are at most FixedLevelMaxWorkgroupsFor, so that the barrier
+// before it needs no DRAW_INDIRECT stage: on NVIDIA that barrier and the indirect dispatch after it cost more than a
+// compute-to-compute barrier and a direct dispatch (bench/barrier_floor_bench.cpp; docs/performance.md, "Session of the fixed
+// levels"), while each surplus workgroup only loads its record count and counts itself.
+// - GPUs: 1024. On an H100 1023 surplus workgroups of a dispatch cost 0.24 µs, the DRAW_INDIRECT stage 2.4 µs.
+// - CPU devices: 64. llvmpipe runs each surplus workgroup's prologue and count on a CPU thread, and its barriers cost
+//   little either way.
+inline constexpr uint32_t kFixedLevelMaxWorkgroupsGpu = 1024;
+inline constexpr uint32_t kFixedLevelMaxWorkgroupsCpu = 64;
+inline constexpr uint32_t FixedLevelMaxWorkgroupsFor(VkPhysicalDeviceType type) {
+    return type == VK_PHYSICAL_DEVICE_TYPE_CPU ? kFixedLevelMaxWorkgroupsCpu : kFixedLevelMaxWorkgroupsGpu;
+}
 
 // Whether a device reserves the Invocation-visibility allocations that every invocation of a broadcast or coalescing
 // workgroup reaches once per workgroup (spirv::LoweringOptions::reserve_per_workgroup) or once per subgroup.
@@ -389,7 +396,7 @@ struct DispatchOptions {
     // (the `direct_levels` setting, for comparisons and as a way around a suspected problem).
     bool direct_levels = true;
     // Dispatch a direct level whose workgroups the host can bound by at most this many with that many workgroups, without
-    // indirect arguments (kFixedLevelMaxWorkgroups; 0: never, the `fixed_levels` setting off).
+    // indirect arguments (FixedLevelMaxWorkgroupsFor; 0: never, the `fixed_levels` setting off).
     uint32_t fixed_level_max_workgroups = 0;
     // The latest vkCmdInitializeGraphScratchMemoryAMDX the application recorded for this scratch address was for this
     // graph (ScratchBufferRegistry::LatestInitializationIs). A dispatch whose report could say nothing else then writes

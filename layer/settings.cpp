@@ -89,9 +89,14 @@ constexpr SettingDescriptor kSettingDescriptors[] = {
      SettingField<&LayerSettings::direct_levels>()},
     {"fixed_levels", "true",
      "Dispatch a direct level whose workgroups the layer can bound from the host's entries and the nodes' "
-     "NodeMaxPayloadsAMDX (at most 64) with that many workgroups instead of indirectly, so that the barrier before it has no "
+     "NodeMaxPayloadsAMDX (fixed_level_max_workgroups) with that many workgroups instead of indirectly, so that the barrier before "
+     "it has no "
      "indirect-command stage. false: direct levels are always dispatched indirectly (for comparisons).",
      SettingField<&LayerSettings::fixed_levels>()},
+    {"fixed_level_max_workgroups", "0",
+     "The most workgroups a fixed level may launch (fixed_levels). 0: chosen by device type (1024 on GPUs, 64 on CPU "
+     "devices).",
+     SettingField<&LayerSettings::fixed_level_max_workgroups>()},
     {"direct_levels_max_producer_invocations", "0",
      "Most invocations one record of a node may run for the node to prepare a direct level after it (others get a level "
      "pass after their levels); 4294967295: no limit. 0: chosen by device type (every node on GPUs, 64 on CPU devices; "

@@ -82,6 +82,8 @@ struct LayerSettings {
     // Dispatch direct levels whose workgroups the host can bound without indirect arguments (GraphPlan's fixed levels,
     // DispatchOptions::fixed_level_max_workgroups).
     bool fixed_levels = true;
+    // The most workgroups a fixed level may launch; 0: by device type (FixedLevelMaxWorkgroupsFor in layer/scheduler.h).
+    uint32_t fixed_level_max_workgroups = 0;
     // The most invocations one record of a node may run for the node to get the level hand-off, which prepares a direct
     // level after it; 0: by device type (HandOffMaxInvocationsPerRecordFor in layer/scheduler.h).
     uint32_t direct_levels_max_producer_invocations = 0;

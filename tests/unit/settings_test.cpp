@@ -179,6 +179,7 @@ TEST(SettingsTable, ContainsTheInitialSettings) {
         {"thread_batch_size", SettingType::kUint},
         {"direct_levels", SettingType::kBool},
         {"fixed_levels", SettingType::kBool},
+        {"fixed_level_max_workgroups", SettingType::kUint},
         {"direct_levels_max_producer_invocations", SettingType::kUint},
         {"allocation_reservation", SettingType::kEnum},
         {"report_pass", SettingType::kEnum},
