@@ -89,9 +89,9 @@ constexpr SettingDescriptor kSettingDescriptors[] = {
      SettingField<&LayerSettings::direct_levels>()},
     {"fixed_levels", "true",
      "Dispatch a direct level whose workgroups the layer can bound from the host's entries and the nodes' "
-     "NodeMaxPayloadsAMDX (fixed_level_max_workgroups) with that many workgroups instead of indirectly, so that the barrier before "
-     "it has no "
-     "indirect-command stage. false: direct levels are always dispatched indirectly (for comparisons).",
+     "NodeMaxPayloadsAMDX (at most fixed_level_max_workgroups) with that many workgroups instead of indirectly, so that "
+     "the barrier before it has no indirect-command stage. false: direct levels are always dispatched indirectly (for "
+     "comparisons).",
      SettingField<&LayerSettings::fixed_levels>()},
     {"fixed_level_max_workgroups", "0",
      "The most workgroups a fixed level may launch (fixed_levels). 0: chosen by device type (64 on GPUs and on CPU "
