@@ -46,6 +46,9 @@ const uint32_t kBaseItem[] = {
 const uint32_t kBaseRecursion[] = {
 #include "base_recursion.inc"
 };
+const uint32_t kBaseBinaryTree[] = {
+#include "base_binary_tree.inc"
+};
 const uint32_t kBaseGridArgs[] = {
 #include "base_grid_args.inc"
 };
@@ -620,6 +623,28 @@ Result RunLaunches(BenchDevice& device, const Options& options, bool fan_out, ui
 
 // ---- Workload 4: recursion ---------------------------------------------------------------------------------------
 
+// The baseline of a tree: one `level_pass` dispatch per depth, each reading the records the previous one appended to
+// its queue (the root record is at the start of `lists`), with a barrier between depths.
+void RecordBaselineTree(VkCommandBuffer cmd, Workload& work, VkPipeline level_pass, TestBuffer& queues, uint32_t max_depth,
+                        uint32_t half_words, uint32_t param0, uint32_t param1) {
+    std::vector<uint32_t> initial_queues = Workload::EmptyQueues(max_depth + 2);
+    initial_queues[0] = initial_queues[1] = 1;  // the root: one record, one workgroup
+    Workload::ResetQueues(cmd, queues, initial_queues);
+    work.BindBaseline(cmd, level_pass);
+    for (uint32_t depth = 0; depth <= max_depth; ++depth) {
+        PassConstants constants;
+        constants.in_queue = depth;
+        constants.out_queue = depth + 1;
+        constants.in_offset = (depth & 1) * half_words;
+        constants.out_offset = ((depth + 1) & 1) * half_words;
+        constants.param0 = param0;
+        constants.param1 = param1;
+        work.Push(cmd, constants);
+        vkCmdDispatchIndirect(cmd, queues.buffer, depth * kQueueBytes + 4);
+        if (depth < max_depth) FullBarrier(cmd);
+    }
+}
+
 // A thread node recursing to `max_depth`, each record with fan_base + seed % fan_modulus children: workload 4 (4 + seed %
 // 5) and the binary tree (2 + seed % 1).
 Result RunRecursion(BenchDevice& device, const Options& options, const std::string& name, uint32_t max_depth, uint32_t fan_base,
@@ -670,8 +695,6 @@ Result RunRecursion(BenchDevice& device, const Options& options, const std::stri
 
     work.CreateBaselineLayout(baseline_uav, lists, queues);
     VkPipeline level_pass = work.Baseline(kBaseRecursion, sizeof(kBaseRecursion));
-    std::vector<uint32_t> initial_queues = Workload::EmptyQueues(max_depth + 2);
-    initial_queues[0] = initial_queues[1] = 1;
 
     auto graph = [&](VkCommandBuffer cmd) {
         work.BindGraph(cmd);
@@ -679,24 +702,54 @@ Result RunRecursion(BenchDevice& device, const Options& options, const std::stri
     };
     auto baseline = [&](VkCommandBuffer cmd) {
         vkCmdUpdateBuffer(cmd, lists.buffer, 0, sizeof(root), root);
-        Workload::ResetQueues(cmd, queues, initial_queues);
-        work.BindBaseline(cmd, level_pass);
-        for (uint32_t depth = 0; depth <= max_depth; ++depth) {
-            PassConstants constants;
-            constants.in_queue = depth;
-            constants.out_queue = depth + 1;
-            constants.in_offset = (depth & 1) * half_words;
-            constants.out_offset = ((depth + 1) & 1) * half_words;
-            constants.param0 = fan_base;
-            constants.param1 = fan_modulus;
-            work.Push(cmd, constants);
-            vkCmdDispatchIndirect(cmd, queues.buffer, depth * kQueueBytes + 4);
-            if (depth < max_depth) FullBarrier(cmd);
-        }
+        RecordBaselineTree(cmd, work, level_pass, queues, max_depth, half_words, fan_base, fan_modulus);
     };
     work.Time(graph_uav, graph, baseline_uav, baseline);
     Compare(result, "graph", device.Read(graph_uav, expected.size() * 4), expected);
     Compare(result, "baseline", device.Read(baseline_uav, expected.size() * 4), expected);
+    work.CheckScratch();
+    return result;
+}
+
+// The binary tree as the issue's anchor runs it (../shared/references/perf-anchors.md, 4.3): fan-out 2 to `max_depth`,
+// 8-byte records {index, depth} in heap order, and node work that touches only the node's own UAV word (each node adds
+// one to it), so that what is timed is the scheduler's levels rather than the per-depth counters of RunRecursion's
+// tree, whose two same-address atomics per record both implementations pay at every level.
+Result RunMarkedTree(BenchDevice& device, const Options& options, uint32_t max_depth) {
+    Result result;
+    result.name = "binary_tree_marks_" + std::to_string(max_depth);
+    const uint32_t nodes = (2u << max_depth) - 1u;
+    const uint32_t widest = 1u << max_depth;
+    result.shape = "thread node recursing to depth " + std::to_string(max_depth) + ", fan-out 2, 8-byte records, " +
+                   std::to_string(nodes) + " records, each marking its own word";
+    result.levels = max_depth + 1;
+    result.records = nodes;
+    Workload work(device, options, result);
+    const std::vector<uint32_t> expected(nodes, 1u);  // every node of the tree ran exactly once
+    TestBuffer& graph_uav = work.Buffer(VkDeviceSize(nodes) * 4);
+    TestBuffer& baseline_uav = work.Buffer(VkDeviceSize(nodes) * 4);
+    const uint32_t half_words = widest * 2;
+    TestBuffer& lists = work.Buffer(VkDeviceSize(half_words) * 2 * 4);
+    TestBuffer& queues = work.Buffer((max_depth + 2) * kQueueBytes);
+
+    const std::string module = ReplaceAll(std::string(modules::kBinaryTree), "@MAX_DEPTH@", std::to_string(max_depth));
+    if (work.CreateGraph({{module, "main", "Tree", 0}}, graph_uav) == VK_NULL_HANDLE) return result;
+    const uint32_t root[2] = {0, 0};
+    const std::vector<Workload::Entry> entries{{work.NodeIndex("Tree", 0), 1, root, sizeof(root)}};
+
+    work.CreateBaselineLayout(baseline_uav, lists, queues);
+    VkPipeline level_pass = work.Baseline(kBaseBinaryTree, sizeof(kBaseBinaryTree));
+    auto graph = [&](VkCommandBuffer cmd) {
+        work.BindGraph(cmd);
+        work.DispatchGraph(cmd, entries);
+    };
+    auto baseline = [&](VkCommandBuffer cmd) {
+        vkCmdUpdateBuffer(cmd, lists.buffer, 0, sizeof(root), root);
+        RecordBaselineTree(cmd, work, level_pass, queues, max_depth, half_words, max_depth, 0);
+    };
+    work.Time(graph_uav, graph, baseline_uav, baseline);
+    Compare(result, "graph", device.Read(graph_uav, VkDeviceSize(nodes) * 4), expected);
+    Compare(result, "baseline", device.Read(baseline_uav, VkDeviceSize(nodes) * 4), expected);
     work.CheckScratch();
     return result;
 }
@@ -1185,6 +1238,8 @@ int main(int argc, char** argv) {
     // The issue's binary tree (fan-out 2). Depth 22 (4.2 M records in its last level) does not fit one scratch half at
     // maxSize (2.8 M records of up to 16 bytes); depth 21 does, in one graph dispatch.
     run("binary_tree", [&] { return RunRecursion(device, options, "binary_tree_" + std::to_string(smoke ? 8 : 21), smoke ? 8 : 21, 2, 1); });
+    // The same tree with the anchor's trivial node work (RunMarkedTree); `--only binary_tree` runs both.
+    run("binary_tree_marks", [&] { return RunMarkedTree(device, options, smoke ? 8 : 21); });
     // Workload 5: dynamic broadcast grids.
     run("dynamic_broadcast", [&] { return RunDynamicGrid(device, options, smoke ? 48 : 1024, smoke ? 6 : 12); });
     // Workload 7: compute rasteriser.
