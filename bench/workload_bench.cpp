@@ -623,26 +623,62 @@ Result RunLaunches(BenchDevice& device, const Options& options, bool fan_out, ui
 
 // ---- Workload 4: recursion ---------------------------------------------------------------------------------------
 
-// The baseline of a tree: one `level_pass` dispatch per depth, each reading the records the previous one appended to
-// its queue (the root record is at the start of `lists`), with a barrier between depths.
-void RecordBaselineTree(VkCommandBuffer cmd, Workload& work, VkPipeline level_pass, TestBuffer& queues, uint32_t max_depth,
-                        uint32_t half_words, uint32_t param0, uint32_t param1) {
-    std::vector<uint32_t> initial_queues = Workload::EmptyQueues(max_depth + 2);
+// A tree workload: the graph's one thread node "Tree" recursing from one root record, against a baseline pass per depth.
+struct TreeWorkload {
+    std::string module;             // the AMDX module of node "Tree"
+    std::vector<uint32_t> root;     // the root record, also the baseline's first list entry
+    const uint32_t* baseline_code;  // one depth of the tree (bench/shaders/base_*.comp)
+    size_t baseline_bytes;
+    uint32_t max_depth;
+    uint32_t widest;                 // the most records of one depth
+    uint32_t param0, param1;         // PassConstants::param0 and param1 of every baseline pass
+    std::vector<uint32_t> expected;  // the UAV both implementations leave
+};
+
+// Times `tree` and checks both UAVs: the baseline runs one indirect dispatch per depth, each reading the records the
+// previous one appended to its queue, with a barrier between depths.
+void TimeTree(BenchDevice& device, const Options& options, Result& result, const TreeWorkload& tree) {
+    Workload work(device, options, result);
+    const VkDeviceSize uav_bytes = VkDeviceSize(tree.expected.size()) * 4;
+    TestBuffer& graph_uav = work.Buffer(uav_bytes);
+    TestBuffer& baseline_uav = work.Buffer(uav_bytes);
+    const uint32_t record_words = static_cast<uint32_t>(tree.root.size());
+    const uint32_t half_words = tree.widest * record_words;
+    TestBuffer& lists = work.Buffer(VkDeviceSize(half_words) * 2 * 4);
+    TestBuffer& queues = work.Buffer((tree.max_depth + 2) * kQueueBytes);
+    if (work.CreateGraph({{tree.module, "main", "Tree", 0}}, graph_uav) == VK_NULL_HANDLE) return;
+    const std::vector<Workload::Entry> entries{{work.NodeIndex("Tree", 0), 1, tree.root.data(), record_words * 4}};
+
+    work.CreateBaselineLayout(baseline_uav, lists, queues);
+    VkPipeline level_pass = work.Baseline(tree.baseline_code, tree.baseline_bytes);
+    std::vector<uint32_t> initial_queues = Workload::EmptyQueues(tree.max_depth + 2);
     initial_queues[0] = initial_queues[1] = 1;  // the root: one record, one workgroup
-    Workload::ResetQueues(cmd, queues, initial_queues);
-    work.BindBaseline(cmd, level_pass);
-    for (uint32_t depth = 0; depth <= max_depth; ++depth) {
-        PassConstants constants;
-        constants.in_queue = depth;
-        constants.out_queue = depth + 1;
-        constants.in_offset = (depth & 1) * half_words;
-        constants.out_offset = ((depth + 1) & 1) * half_words;
-        constants.param0 = param0;
-        constants.param1 = param1;
-        work.Push(cmd, constants);
-        vkCmdDispatchIndirect(cmd, queues.buffer, depth * kQueueBytes + 4);
-        if (depth < max_depth) FullBarrier(cmd);
-    }
+
+    auto graph = [&](VkCommandBuffer cmd) {
+        work.BindGraph(cmd);
+        work.DispatchGraph(cmd, entries);
+    };
+    auto baseline = [&](VkCommandBuffer cmd) {
+        vkCmdUpdateBuffer(cmd, lists.buffer, 0, record_words * 4, tree.root.data());
+        Workload::ResetQueues(cmd, queues, initial_queues);
+        work.BindBaseline(cmd, level_pass);
+        for (uint32_t depth = 0; depth <= tree.max_depth; ++depth) {
+            PassConstants constants;
+            constants.in_queue = depth;
+            constants.out_queue = depth + 1;
+            constants.in_offset = (depth & 1) * half_words;
+            constants.out_offset = ((depth + 1) & 1) * half_words;
+            constants.param0 = tree.param0;
+            constants.param1 = tree.param1;
+            work.Push(cmd, constants);
+            vkCmdDispatchIndirect(cmd, queues.buffer, depth * kQueueBytes + 4);
+            if (depth < tree.max_depth) FullBarrier(cmd);
+        }
+    };
+    work.Time(graph_uav, graph, baseline_uav, baseline);
+    Compare(result, "graph", device.Read(graph_uav, uav_bytes), tree.expected);
+    Compare(result, "baseline", device.Read(baseline_uav, uav_bytes), tree.expected);
+    work.CheckScratch();
 }
 
 // A thread node recursing to `max_depth`, each record with fan_base + seed % fan_modulus children: workload 4 (4 + seed %
@@ -677,37 +713,21 @@ Result RunRecursion(BenchDevice& device, const Options& options, const std::stri
                    std::to_string(uint64_t(nodes)) + " records";
     result.levels = max_depth + 1;
     result.records = nodes;
-    Workload work(device, options, result);
-    TestBuffer& graph_uav = work.Buffer(expected.size() * 4);
-    TestBuffer& baseline_uav = work.Buffer(expected.size() * 4);
-    const uint32_t half_words = widest * 3;
-    TestBuffer& lists = work.Buffer(VkDeviceSize(half_words) * 2 * 4);
-    TestBuffer& queues = work.Buffer((max_depth + 2) * kQueueBytes);
-
     // MaxRecords as the shader would declare it: the most children a record has (8 for the recursion, 2 for the binary
     // tree), which bounds the levels a host dispatch can fix (docs/design.md, "Fixed levels").
     std::string module = ReplaceAll(std::string(modules::kRecursion), "@MAX_RECURSION@", std::to_string(max_depth));
     module = ReplaceAll(ReplaceAll(module, "@FAN_BASE@", std::to_string(fan_base)), "@FAN_MODULUS@", std::to_string(fan_modulus));
     module = ReplaceAll(module, "@MAX_RECORDS@", std::to_string(fan_base + fan_modulus - 1));
-    if (work.CreateGraph({{module, "main", "Tree", 0}}, graph_uav) == VK_NULL_HANDLE) return result;
-    const uint32_t root[3] = {kRootSeed, 0, max_depth};
-    const std::vector<Workload::Entry> entries{{work.NodeIndex("Tree", 0), 1, root, sizeof(root)}};
-
-    work.CreateBaselineLayout(baseline_uav, lists, queues);
-    VkPipeline level_pass = work.Baseline(kBaseRecursion, sizeof(kBaseRecursion));
-
-    auto graph = [&](VkCommandBuffer cmd) {
-        work.BindGraph(cmd);
-        work.DispatchGraph(cmd, entries);
-    };
-    auto baseline = [&](VkCommandBuffer cmd) {
-        vkCmdUpdateBuffer(cmd, lists.buffer, 0, sizeof(root), root);
-        RecordBaselineTree(cmd, work, level_pass, queues, max_depth, half_words, fan_base, fan_modulus);
-    };
-    work.Time(graph_uav, graph, baseline_uav, baseline);
-    Compare(result, "graph", device.Read(graph_uav, expected.size() * 4), expected);
-    Compare(result, "baseline", device.Read(baseline_uav, expected.size() * 4), expected);
-    work.CheckScratch();
+    TimeTree(device, options, result,
+             {module,
+              {kRootSeed, 0, max_depth},
+              kBaseRecursion,
+              sizeof(kBaseRecursion),
+              max_depth,
+              widest,
+              fan_base,
+              fan_modulus,
+              std::move(expected)});
     return result;
 }
 
@@ -719,38 +739,21 @@ Result RunMarkedTree(BenchDevice& device, const Options& options, uint32_t max_d
     Result result;
     result.name = "binary_tree_marks_" + std::to_string(max_depth);
     const uint32_t nodes = (2u << max_depth) - 1u;
-    const uint32_t widest = 1u << max_depth;
     result.shape = "thread node recursing to depth " + std::to_string(max_depth) + ", fan-out 2, 8-byte records, " +
                    std::to_string(nodes) + " records, each marking its own word";
     result.levels = max_depth + 1;
     result.records = nodes;
-    Workload work(device, options, result);
-    const std::vector<uint32_t> expected(nodes, 1u);  // every node of the tree ran exactly once
-    TestBuffer& graph_uav = work.Buffer(VkDeviceSize(nodes) * 4);
-    TestBuffer& baseline_uav = work.Buffer(VkDeviceSize(nodes) * 4);
-    const uint32_t half_words = widest * 2;
-    TestBuffer& lists = work.Buffer(VkDeviceSize(half_words) * 2 * 4);
-    TestBuffer& queues = work.Buffer((max_depth + 2) * kQueueBytes);
-
-    const std::string module = ReplaceAll(std::string(modules::kBinaryTree), "@MAX_DEPTH@", std::to_string(max_depth));
-    if (work.CreateGraph({{module, "main", "Tree", 0}}, graph_uav) == VK_NULL_HANDLE) return result;
-    const uint32_t root[2] = {0, 0};
-    const std::vector<Workload::Entry> entries{{work.NodeIndex("Tree", 0), 1, root, sizeof(root)}};
-
-    work.CreateBaselineLayout(baseline_uav, lists, queues);
-    VkPipeline level_pass = work.Baseline(kBaseBinaryTree, sizeof(kBaseBinaryTree));
-    auto graph = [&](VkCommandBuffer cmd) {
-        work.BindGraph(cmd);
-        work.DispatchGraph(cmd, entries);
-    };
-    auto baseline = [&](VkCommandBuffer cmd) {
-        vkCmdUpdateBuffer(cmd, lists.buffer, 0, sizeof(root), root);
-        RecordBaselineTree(cmd, work, level_pass, queues, max_depth, half_words, max_depth, 0);
-    };
-    work.Time(graph_uav, graph, baseline_uav, baseline);
-    Compare(result, "graph", device.Read(graph_uav, VkDeviceSize(nodes) * 4), expected);
-    Compare(result, "baseline", device.Read(baseline_uav, VkDeviceSize(nodes) * 4), expected);
-    work.CheckScratch();
+    // Every node of the tree ran exactly once. The baseline's param0 is the depth below which a record has children.
+    TimeTree(device, options, result,
+             {ReplaceAll(std::string(modules::kBinaryTree), "@MAX_DEPTH@", std::to_string(max_depth)),
+              {0, 0},
+              kBaseBinaryTree,
+              sizeof(kBaseBinaryTree),
+              max_depth,
+              1u << max_depth,
+              max_depth,
+              0,
+              std::vector<uint32_t>(nodes, 1u)});
     return result;
 }
 
