@@ -95,6 +95,8 @@ class GpuFaults : public GraphTest {
     }
 
     std::vector<std::string> DroppedWork() { return MessagesWithId(context_.log(), "EXECGRAPH-DROPPED-WORK"); }
+    // Records of 8 bytes (3 per entry) past a full record list: every listed record runs, the rest are reported dropped.
+    void ExpectRecordListFilledExactly(const char* name);
 
     VkPipelineLayout layout_ = VK_NULL_HANDLE;
     VkDescriptorSet set_ = VK_NULL_HANDLE;
@@ -177,10 +179,10 @@ TEST_F(GpuFaults, HeapOverflowBeforeADirectLastLevelIsReportedWithTheExactCount)
 // asks for more records than a half holds fills the list exactly and reports the rest as a full record list, never as
 // a full heap, and every listed record carries its own payload: each entry's three records (values 1000, 1001, 1002)
 // all run, except past the one entry whose records straddle the end of the list, which runs a prefix of them.
-TEST_F(GpuFaults, RecordListOverflowOfOneAtomicReservationsFillsTheListExactly) {
+void GpuFaults::ExpectRecordListFilledExactly(const char* name) {
     constexpr uint32_t kEntries = 6000, kPerEntry = 3, kValue = 1000;
     TestBuffer& uav = Uav(8);
-    RunEmitter(uav, std::vector<EmitRecord>(kEntries, EmitRecord{0, kPerEntry, kValue}), "faults", 1);
+    RunEmitter(uav, std::vector<EmitRecord>(kEntries, EmitRecord{0, kPerEntry, kValue}), name, 1);
     const uint32_t capacity = scratch_->As<uint32_t>()[8];  // GraphHeader::record_capacity
     ASSERT_GE(capacity, kEntries) << "the entries themselves must fit";
     ASSERT_LT(capacity, kEntries * kPerEntry) << "the level must overflow";
@@ -191,11 +193,21 @@ TEST_F(GpuFaults, RecordListOverflowOfOneAtomicReservationsFillsTheListExactly) 
     const std::vector<std::string> reports = DroppedWork();
     ASSERT_EQ(reports.size(), 1u) << context_.log().Problems();
     const std::string dropped = std::to_string(kEntries * kPerEntry - capacity);
-    EXPECT_CONTAINS(reports[0], "faults: " + dropped + " records were dropped");
+    EXPECT_CONTAINS(reports[0], std::string(name) + ": " + dropped + " records were dropped");
     EXPECT_CONTAINS(reports[0],
                     "Node Sink[0]: " + dropped + " records dropped from level 0 (the record list of a scratch half was full)");
     EXPECT_EQ(reports[0].find("payload heap of a scratch half was full"), std::string::npos) << reports[0];
     context_.log().Clear();
+}
+
+TEST_F(GpuFaults, RecordListOverflowOfOneAtomicReservationsFillsTheListExactly) { ExpectRecordListFilledExactly("faults"); }
+
+// The same before a direct level (Sink an array of one node): the producers count no records for a single consumer, whose
+// level hand-off takes its records from the half's record count, which counts every record reserved; only as many as the
+// list holds may run (spirv_lowering's LevelHandOffPass), or the consumer would read entries past the list's end.
+TEST_F(GpuFaults, RecordListOverflowBeforeADirectLevelRunsOnlyTheListedRecords) {
+    only_first_sink_ = true;
+    ExpectRecordListFilledExactly("direct-level");
 }
 
 // Uniform allocations of broadcast nodes reserve once per workgroup on GPUs and once per subgroup on CPU devices

@@ -99,7 +99,6 @@ Result<bool> LevelHandOffPass::Run(Module& module) {
             // and the hand-off writes neither.
             if (counts_kept) {
                 e.Store(ctx_.var_hand_off_reserved, e.U64(0));
-                e.Store(ctx_.var_hand_off_consumer_records, e.U32(0));
                 e.Store(ctx_.var_hand_off_sole_producer, e.U32(0));
             }
             const std::uint32_t pushed_consumer = e.LoadPushContextU32(PushContextMember::kNextLevelConsumer);
@@ -231,19 +230,12 @@ Result<bool> LevelHandOffPass::Run(Module& module) {
                         e.Add(e.LoadU32Var(node_table_offset), e.Mul(consumer, e.U32(offsets::kNodeStaticInfoSize)));
                     const std::uint32_t stats =
                         e.Add(e.LoadU32Var(node_stats_offset), e.Mul(consumer, e.U32(offsets::kNodeStatsSize)));
-                    auto read_consumer_records = [&]() {
-                        return e.AtomicScratch(Op::OpAtomicIAdd, e.Add(state, e.U32(offsets::kNodeStateRecordCount)), e.U32(0));
-                    };
                     auto read_both = [&]() {
                         return e.AtomicScratchU64(Op::OpAtomicIAdd, e.Add(output_half, e.U32(offsets::kHalfHeapTop)), e.U64(0));
                     };
                     // A level of one workgroup of one invocation had no other producer: the half's counts are what this
                     // invocation added (they start cleared; LowerOutputsPass kept the sums).
                     const std::uint32_t own_counts = counts_kept ? e.Equal(launched, e.U32(1)) : 0;
-                    const std::uint32_t consumer_records =
-                        counts_kept ? b.IfValue(e.LogicalNot(own_counts), ctx_.u32,
-                                                e.LoadU32Var(ctx_.var_hand_off_consumer_records), read_consumer_records)
-                                    : read_consumer_records();
                     std::uint32_t heap_top = 0, record_top = 0;
                     if (ctx_.options.heap_holds_record_list) {
                         // The allocations reserved both with one 64-bit atomic (LowerOutputsPass): read them the same way.
@@ -269,6 +261,10 @@ Result<bool> LevelHandOffPass::Run(Module& module) {
                     const std::uint32_t launch = counts_kept ? e.LoadU32Var(consumer_launch)
                                                              : e.LoadScratchU32(e.Add(info, e.U32(offsets::kNodeStaticLaunch)));
                     const std::uint32_t capacity = e.LoadU32Var(record_capacity);
+                    // Level L + 1's records are all the consumer's (or its group members'), and the record list holds
+                    // as many of those reserved as fit: so the producers count none for a single consumer
+                    // (LowerOutputsPass, count_records).
+                    const std::uint32_t consumer_records = e.Min(record_top, capacity);
                     const std::uint32_t grid_workgroups = e.Mul(e.Mul(grid_x, grid_y), grid_z);
                     // A group's records are the half's record list, which only its members' records reach (the level is
                     // a list-directory level), as many as the list holds. With statistics kept each member gets its own
@@ -311,10 +307,7 @@ Result<bool> LevelHandOffPass::Run(Module& module) {
                                 return not_initialized;
                             });
                         }
-                        const std::uint32_t group_records = e.Min(record_top, capacity);
-                        records =
-                            e.SelectU32(group, check_code ? e.SelectU32(uninitialized, e.U32(0), group_records) : group_records,
-                                        consumer_records);
+                        if (check_code) records = e.SelectU32(uninitialized, e.U32(0), consumer_records);
                         b.If(check_code ? e.LogicalAnd(group_statistics, e.LogicalNot(uninitialized)) : group_statistics, [&]() {
                             const std::uint32_t members =
                                 e.LoadScratchU32(e.Add(info, e.U32(offsets::kNodeStaticDispatchGroupSize)));

@@ -553,7 +553,6 @@ class OutputHelpers {
         const bool keep_counts = ctx_.HandOffCountsKeptLocally();
         if (keep_counts && ctx_.var_hand_off_reserved == 0) {
             ctx_.var_hand_off_reserved = CreateGlobalVariable(module_, ctx_, StorageClass::Private, ctx_.u64);
-            ctx_.var_hand_off_consumer_records = CreateGlobalVariable(module_, ctx_, StorageClass::Private, ctx_.u32);
             ctx_.var_hand_off_sole_producer = CreateGlobalVariable(module_, ctx_, StorageClass::Private, ctx_.u32);
         }
         return b.DefineFunction(ctx_.u64, params, [&](std::span<const std::uint32_t> p) {
@@ -612,21 +611,19 @@ class OutputHelpers {
                 return b.IfElseValue(
                     e.NotEqual(e.LoadU32Var(ctx_.var_hand_off_sole_producer), e.U32(0)), ctx_.u64, [&]() { return kept; }, atomic);
             };
-            // Records counted for `node` in this half; kept too where it is the next level's direct consumer.
+            // Records counted for `node` in this half, except for the next level's direct consumer where that is one
+            // node, not a dispatch group: it is the only node records of that level reach (GraphPlan::
+            // direct_level_consumer), so its count is the half's record count, as many as the list holds, and its
+            // level hand-off takes it from there (LevelHandOffPass). That spares a same-address atomic per subgroup
+            // (per workgroup, reserving per workgroup) at every level before a direct level, beside the reservation's
+            // own: on a GPU's L2 the two serialise level by level, most in the large levels of a recursion.
             auto count_records = [&](std::uint32_t node, std::uint32_t records) {
-                if (!keep_counts) {
-                    e.AtomicScratch(Op::OpAtomicIAdd, NodeRecordCount(e, half, node), records);
-                    return;
-                }
-                const std::uint32_t consumer =
-                    e.And(e.LoadPushContextU32(PushContextMember::kNextLevelConsumer), e.U32(runtime::kDirectLevelConsumerMask));
-                const std::uint32_t for_consumer = e.Equal(node, consumer);
-                const std::uint32_t kept = e.LoadU32Var(ctx_.var_hand_off_consumer_records);
-                e.Store(ctx_.var_hand_off_consumer_records, e.Add(kept, e.SelectU32(for_consumer, records, e.U32(0))));
-                // The sole producer's hand-off writes the consumer's count from the kept sum (the only node of the direct
-                // level, so the only one records reach).
-                const std::uint32_t sole = e.NotEqual(e.LoadU32Var(ctx_.var_hand_off_sole_producer), e.U32(0));
-                b.If(e.LogicalNot(e.LogicalAnd(sole, for_consumer)),
+                const std::uint32_t next_consumer = e.LoadPushContextU32(PushContextMember::kNextLevelConsumer);
+                const std::uint32_t single_consumer =
+                    e.Equal(e.And(next_consumer, e.U32(runtime::kDirectLevelGroupConsumer)), e.U32(0));
+                const std::uint32_t counted_by_half =
+                    e.LogicalAnd(single_consumer, e.Equal(node, e.And(next_consumer, e.U32(runtime::kDirectLevelConsumerMask))));
+                b.If(e.LogicalNot(counted_by_half),
                      [&]() { e.AtomicScratch(Op::OpAtomicIAdd, NodeRecordCount(e, half, node), records); });
             };
             const std::uint32_t heap_capacity = stride == 0 || merged ? 0 : e.LoadScratchU32(e.U32(offsets::kHeaderHeapCapacity));

@@ -173,8 +173,7 @@ struct LoweringContext {
     // where its level launched one workgroup, it is the level's only producer, so these are the half's final counts and
     // its last workgroup's hand-off (LevelHandOffPass) needs no round trip to read them back. 0 where not kept or until
     // the first allocation function is made (LowerOutputsPass creates them; the wrapper zeroes them).
-    std::uint32_t var_hand_off_reserved = 0;          // uint64: heap bytes (low word) and record slots (high word)
-    std::uint32_t var_hand_off_consumer_records = 0;  // records counted for the next level's consumer (if direct)
+    std::uint32_t var_hand_off_reserved = 0;  // uint64: heap bytes (low word) and record slots (high word)
     // 1 where this workgroup is its level's only one and the next level is direct (the wrapper sets it from the level's
     // launched workgroups and the pushed consumer before the node's code): the output half then holds only what this
     // invocation adds, nobody reads its counters before the hand-off rewrites the consumer's state and clears them, so
