@@ -234,12 +234,13 @@ inline constexpr uint32_t kSmallProducerLevelMaxWorkgroups = 16384;
 // before it needs no DRAW_INDIRECT stage: on NVIDIA that barrier and the indirect dispatch after it cost more than a
 // compute-to-compute barrier and a direct dispatch (bench/barrier_floor_bench.cpp; docs/performance.md, "Session of the fixed
 // levels"), while each surplus workgroup only loads its record count and counts itself.
-// - GPUs: 64, the limit measured on an H100 (docs/performance.md). There 1023 surplus workgroups of a bare dispatch cost
-//   0.24 µs against the DRAW_INDIRECT stage's 2.4 µs, but a lowered node's surplus workgroup also fences and counts
-//   itself in one counter, which has not been measured at that scale.
+// - GPUs: 1024. On an H100 1023 surplus workgroups of a bare dispatch cost 0.24 µs against the DRAW_INDIRECT stage's
+//   2.4 µs, and with lowered nodes (whose surplus workgroups also fence and count themselves) 1024 against 64 took the
+//   binary trees 2.3 and 3.1% faster, recursion 0.8%, and no row slower (docs/performance.md, "Session of the anchor's
+//   binary tree").
 // - CPU devices: 64. llvmpipe runs each surplus workgroup's prologue and count on a CPU thread, and its barriers cost
 //   little either way.
-inline constexpr uint32_t kFixedLevelMaxWorkgroupsGpu = 64;
+inline constexpr uint32_t kFixedLevelMaxWorkgroupsGpu = 1024;
 inline constexpr uint32_t kFixedLevelMaxWorkgroupsCpu = 64;
 inline constexpr uint32_t FixedLevelMaxWorkgroupsFor(VkPhysicalDeviceType type) {
     return type == VK_PHYSICAL_DEVICE_TYPE_CPU ? kFixedLevelMaxWorkgroupsCpu : kFixedLevelMaxWorkgroupsGpu;

@@ -94,7 +94,7 @@ constexpr SettingDescriptor kSettingDescriptors[] = {
      "comparisons).",
      SettingField<&LayerSettings::fixed_levels>()},
     {"fixed_level_max_workgroups", "0",
-     "The most workgroups a fixed level may launch (fixed_levels). 0: chosen by device type (64 on GPUs and on CPU "
+     "The most workgroups a fixed level may launch (fixed_levels). 0: chosen by device type (1024 on GPUs, 64 on CPU "
      "devices).",
      SettingField<&LayerSettings::fixed_level_max_workgroups>()},
     {"direct_levels_max_producer_invocations", "0",
