@@ -48,6 +48,7 @@ bench)
     # slower on an H100 (baselines too; docs/performance.md), which is not understood yet. The JSON files are merged.
     out=${2:?bench needs an output folder}
     shift 2
+    mkdir -p "$out"  # the merge below writes bench.json there (a missing folder lost a whole suite's JSON once)
     # An idle GPU starts at low clocks (345 MHz seen on an H100): a throwaway run of the heaviest workload first.
     "$here/bin/execgraph_workload_bench" --only thread_launch --runs 5 >/dev/null 2>&1
     parts=$(mktemp -d)  # one JSON per workload, merged into $out/bench.json
