@@ -561,6 +561,23 @@ void GraphPipeline::BuildDispatchPlan() {
              nodes[n].group_level_hand_off && InvocationsPerRecord(nodes[n].info) > kGroupHandOffMaxInvocationsPerRecordGpu,
              nodes[n].lowering_group, nodes[n].group_hand_off_checks_initialization, RecordsEnqueuedPerRecord(nodes[n].info)});
     }
+    // Records by index need every output that can name the consumer to place records with the consumer's own stride
+    // (LoweringOptions::output_record_stride against input_record_stride): the producer places slot r at r * its stride,
+    // the consumer looks at r * its own.
+    for (uint32_t n = 0; n < nodes.size(); ++n)
+        dispatch_plan.nodes[n].input_by_index = records_by_index && ReadsRecordList(nodes[n].info);
+    for (const GraphNode& producer : nodes) {
+        for (size_t output = 0; output < producer.info.outputs.size(); ++output) {
+            const uint32_t stride = RecordStride(producer.info.outputs[output].record);
+            const uint32_t first = producer.output_table_index[output];
+            for (uint32_t entry = first; entry < first + producer.output_table_length[output] && entry < output_table.size();
+                 ++entry) {
+                const uint32_t target = output_table[entry];
+                if (target < nodes.size() && stride != static_infos[target].record_stride)
+                    dispatch_plan.nodes[target].input_by_index = false;
+            }
+        }
+    }
     dispatch_plan.FormDispatchGroups();
     // What the level pass and the lowered nodes of a dispatch group read in scratch (written at initialization).
     for (uint32_t n = 0; n < nodes.size(); ++n) {
@@ -863,6 +880,7 @@ GraphBuildResult BuildExecutionGraphPipeline(DeviceState& device, VkPipelineCach
         }
     }
     const bool heap_holds_record_list = ScratchPlan::HeapHoldsRecordList(max_record_stride);
+    graph->records_by_index = heap_holds_record_list;
     std::vector<spirv::LoweringOptions> node_options(graph->nodes.size());
     for (uint32_t n = 0; n < graph->nodes.size(); ++n) {
         GraphNode& node = graph->nodes[n];
@@ -877,6 +895,7 @@ GraphBuildResult BuildExecutionGraphPipeline(DeviceState& device, VkPipelineCach
         // module, so its members agree.
         options.thread_batch_size = node.info.outputs.empty() ? device.leaf_thread_batch_size : device.thread_batch_size;
         options.heap_holds_record_list = heap_holds_record_list;
+        options.records_by_index = heap_holds_record_list;
         options.reserve_per_workgroup = device.reserve_per_workgroup;
         options.coalesce_record_stores = device.coalesce_record_stores;
         options.indirect_level_pass = device.indirect_level_pass;

@@ -822,6 +822,29 @@ RecordResult SchedulerRecorder::RecordDispatch(VkCommandBuffer cmd, const Scratc
         constexpr uint64_t kMostWorkgroups = uint64_t{runtime::kDispatchSplitWidth} * runtime::kDispatchSplitWidth;
         return uint64_t{layout->record_capacity} * plan.nodes[consumer].static_grid_workgroups <= kMostWorkgroups;
     };
+    // Records by index (runtime::kLevelRecordsByIndex; docs/design.md, "Records by index"): a direct level after level 0
+    // whose one consumer (not a group) can take them, and whose records' recursion depth the host knows, runs with its
+    // records placed at slot * stride; its word of NodePushContext::level gets the flag and that depth, 0 elsewhere. Level
+    // 0's records are the host's or the entry pass's, which write entries. Every record of a direct level is its
+    // consumer's, made at the level before: a consumer that does not enqueue itself gets depth 0 from every producer;
+    // one that does gets the level before's depth plus one where that level holds only it, and records of mixed depths
+    // (it and other producers before it) keep their entries.
+    auto records_by_index_word = [&](uint32_t level) -> uint32_t {
+        if (level == 0 || level >= plan.levels.size() || !is_direct(level) || plan.DirectLevelIsGroup(level)) return 0;
+        const uint32_t consumer = plan.direct_level_consumer[level];
+        if (consumer >= plan.nodes.size() || !plan.nodes[consumer].input_by_index) return 0;
+        uint32_t depth = 0;
+        if (consumer < plan.node_table.size() && plan.node_table[consumer].max_recursion != 0) {
+            for (uint32_t before = level; before > 0; --before) {
+                const std::vector<uint32_t>& producers = plan.levels[before - 1];
+                if (std::find(producers.begin(), producers.end(), consumer) == producers.end()) break;
+                if (producers.size() != 1) return 0;
+                ++depth;
+            }
+        }
+        if (depth > runtime::kLevelRecordsByIndexDepthMask) return 0;
+        return runtime::kLevelRecordsByIndex | depth << runtime::kLevelRecordsByIndexDepthShift;
+    };
     // Host entries become level 0 directly (HostLevelZero) where they fit; else they are staged for the entry pass. The
     // host also prepares level 0's dispatch where the plan has the tables to rewrite and level 0 is direct, or has one
     // dynamic broadcast node (outside any dispatch group and with no node sharing its input), whose level pass would
@@ -1217,7 +1240,8 @@ RecordResult SchedulerRecorder::RecordDispatch(VkCommandBuffer cmd, const Scratc
         // The next level's fixed workgroups, which its preparer (this level's hand-off) launches (fixed_workgroups).
         const uint32_t next_fixed = level + 1 < runtime::kMaxLevels ? fixed_workgroups[level + 1] : 0u;
         const uint32_t pushed_level = level | (is_direct(level) ? runtime::kLevelRecordListIsDirectory : 0u) |
-                                      next_fixed << runtime::kLevelNextFixedWorkgroupsShift;
+                                      next_fixed << runtime::kLevelNextFixedWorkgroupsShift | records_by_index_word(level);
+        const uint32_t next_by_index = records_by_index_word(level + 1) != 0 ? runtime::kDirectLevelRecordsByIndex : 0u;
         const uint32_t fixed = level < runtime::kMaxLevels ? fixed_workgroups[level] : 0u;
         // Level 0's hand-off checks initialization for a direct level 1 where the begin rewrote only level 0's tables
         // (runtime::kDirectLevelChecksInitialization; rewrite_for allows that only for a group level 1).
@@ -1226,7 +1250,7 @@ RecordResult SchedulerRecorder::RecordDispatch(VkCommandBuffer cmd, const Scratc
             !is_direct(level + 1) ? kInvalidNode
             : plan.DirectLevelIsGroup(level + 1)
                 ? plan.direct_level_consumer[level + 1] | group_flags | own_states_flag | checks_flag
-                : plan.direct_level_consumer[level + 1] | statistics_flag | own_states_flag;
+                : plan.direct_level_consumer[level + 1] | statistics_flag | own_states_flag | next_by_index;
         if (labels) BeginLabel(cmd, LevelLabel(level));
         write_timestamp(1 + 2 * level);
         if (level == 0 && host_prepared_level_zero) {

@@ -501,6 +501,21 @@ TEST(DirectLevels, RecursionOfOneInvocationSteps) {
                                          "EXECGRAPH-DROPPED-WORK");
 }
 
+// Records by index (runtime::kLevelRecordsByIndex) carry no depth of their own: the host pushes one per level, which it
+// knows only where every record of the level has the same depth. Here a recursive coalescing node R (MaxNodeRecursionAMDX
+// 2) gets records at level 2 both from itself (depth 1) and from X (depth 0), so levels 2 to 4, each R alone and direct,
+// hold records of two depths and must keep their entries: were R's depth taken as one number per level, R would run 5
+// or 7 records instead of 6 (1 at level 1, 2 at levels 2 and 3, 1 at level 4), and drop other than the 2 self-enqueues
+// past the limit.
+TEST(DirectLevels, RecursionFedAlsoByAnotherNodeKeepsEachRecordsDepth) {
+    GeneratedNode recursive = Inner({{"R", 0}}, 2);
+    recursive.max_recursion = 2;
+    const std::vector<NodeStage> stages = {Stage("E", 0, Sends({{"R", 0}, {"X", 0}}, 0)), Stage("X", 0, Inner({{"R", 0}}, 1)),
+                                           Stage("R", 0, recursive)};
+    const uint32_t word = 0;
+    ExpectSameWithAndWithoutDirectLevels(stages, {{{"E", 0, 1, &word, 4}}}, {{1, 1, 6}}, "EXECGRAPH-DROPPED-WORK");
+}
+
 // A one-invocation node that sends two records to the last level in one level of one workgroup: its hand-off takes the
 // half's record and heap high-water marks from what its allocations reserved, and no later level sees that half's
 // counts again, so the report's marks come from it alone.

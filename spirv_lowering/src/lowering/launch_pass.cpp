@@ -234,6 +234,22 @@ Result<bool> LaunchPass::Run(Module& module) {
         e.Store(ctx_.var_first_payload_offset, e.LoadScratchU32(entry));
         e.Store(ctx_.var_recursion_depth, e.LoadScratchU32(e.Add(entry, e.U32(4))));
     };
+    // Records by index (runtime::kLevelRecordsByIndex, set by the layer per level where this node is the level's one
+    // consumer): the node's record r lies at heap offset r * its input stride, and the level's depth comes pushed, so
+    // the record's payload address needs no load at all. Only nodes that read nothing else of an entry can be such a
+    // consumer (the layer's ReadsRecordList): not dynamic broadcasts, which search their directory's workgroups, nor
+    // static ones that count down an entry's finish_counter.
+    const bool may_read_by_index =
+        ctx_.options.records_by_index && ctx_.options.heap_holds_record_list &&
+        (thread || launch == LaunchKind::kCoalescing || (launch == LaunchKind::kBroadcastStatic && !info.uses_finish_writing));
+    const std::uint32_t pushed_level = e.LoadPushContextU32(PushContextMember::kLevel);
+    const std::uint32_t by_index =
+        may_read_by_index ? e.NotEqual(e.And(pushed_level, e.U32(runtime::kLevelRecordsByIndex)), e.U32(0)) : 0;
+    auto place_by_index = [&](std::uint32_t record) {
+        e.Store(ctx_.var_first_payload_offset, e.Mul(record, e.U32(ctx_.options.input_record_stride)));
+        e.Store(ctx_.var_recursion_depth, e.And(e.ShiftRight(pushed_level, e.U32(runtime::kLevelRecordsByIndexDepthShift)),
+                                                e.U32(runtime::kLevelRecordsByIndexDepthMask)));
+    };
 
     Result<BuiltinShape> workgroup_shape = ShapeOfBuiltin(module, ctx_.builtin_workgroup_id);
     if (!workgroup_shape) return workgroup_shape.error();
@@ -321,13 +337,23 @@ Result<bool> LaunchPass::Run(Module& module) {
             load_first_entry(directory_entry_at(first));
             return first;
         };
-        if (from_list) {
-            const std::uint32_t list_is_directory = e.NotEqual(
-                e.And(e.LoadPushContextU32(PushContextMember::kLevel), e.U32(runtime::kLevelRecordListIsDirectory)), e.U32(0));
-            directory_first = b.IfElseValue(list_is_directory, ctx_.u32, entry_from_list, entry_from_directory);
-        } else {
-            directory_first = entry_from_directory();
-        }
+        auto entry_from_list_or_directory = [&]() {
+            if (!from_list) return entry_from_directory();
+            const std::uint32_t list_is_directory =
+                e.NotEqual(e.And(pushed_level, e.U32(runtime::kLevelRecordListIsDirectory)), e.U32(0));
+            return b.IfElseValue(list_is_directory, ctx_.u32, entry_from_list, entry_from_directory);
+        };
+        // By index, the level's one consumer is this node, dispatched alone (not as a group): its record r is the
+        // level's, and nothing reads directory_first of a static broadcast node without finish_counter.
+        auto record_by_index = [&]() {
+            const std::uint32_t record_count =
+                e.LoadScratchU32(e.Add(node_state_at(pushed_node), e.U32(offsets::kNodeStateRecordCount)));
+            return_if(e.LessEqual(record_count, record_in_dispatch));
+            place_by_index(record_in_dispatch);
+            return record_in_dispatch;
+        };
+        directory_first = may_read_by_index ? b.IfElseValue(by_index, ctx_.u32, record_by_index, entry_from_list_or_directory)
+                                            : entry_from_list_or_directory();
         local_workgroup = e.Mod(dispatched_linear, grid_size);
         gx = e.U32(g[0]);
         gy = e.U32(g[1]);
@@ -417,16 +443,22 @@ Result<bool> LaunchPass::Run(Module& module) {
                 gz = components[2];
                 break;
             }
+            // By index, directory_first is the record's index in the level (InputRecordAddress), every record being this
+            // node's.
             case LaunchKind::kCoalescing: {
                 const std::uint32_t m = e.U32(info.input_max_payloads);
                 const std::uint32_t first = e.Mul(linear, m);
-                directory_first = e.Add(directory_base, first);
+                directory_first =
+                    may_read_by_index ? e.SelectU32(by_index, first, e.Add(directory_base, first)) : e.Add(directory_base, first);
                 input_count = e.Min(m, e.Sub(record_count, first));
                 break;
             }
-            case LaunchKind::kThread:
-                directory_first = e.Add(directory_base, e.Add(e.Mul(linear, e.U32(ctx_.options.thread_batch_size)), local_index));
+            case LaunchKind::kThread: {
+                const std::uint32_t record = e.Add(e.Mul(linear, e.U32(ctx_.options.thread_batch_size)), local_index);
+                directory_first = may_read_by_index ? e.SelectU32(by_index, record, e.Add(directory_base, record))
+                                                    : e.Add(directory_base, record);
                 break;
+            }
             case LaunchKind::kBroadcastStatic:
                 break;
         }
@@ -443,7 +475,15 @@ Result<bool> LaunchPass::Run(Module& module) {
     }
     e.Store(ctx_.var_directory_first, directory_first);
     e.Store(ctx_.var_input_count, input_count);
-    if (launch != LaunchKind::kBroadcastStatic) load_first_entry(directory_entry_at(directory_first));
+    if (launch != LaunchKind::kBroadcastStatic) {
+        auto load_directory_entry = [&]() { load_first_entry(directory_entry_at(directory_first)); };
+        if (may_read_by_index) {
+            b.IfElse(
+                by_index, [&]() { place_by_index(directory_first); }, load_directory_entry);
+        } else {
+            load_directory_entry();
+        }
+    }
     const std::uint32_t depth = e.LoadU32Var(ctx_.var_recursion_depth);
 
     // Remapped built-in values.

@@ -78,6 +78,7 @@ std::string LoweringOptionsRecord(const LoweringOptions& options) {
     record += " thread_batch_size=" + std::to_string(options.thread_batch_size);
     record += " level_pass_records_per_workgroup=" + std::to_string(options.level_pass_records_per_workgroup);
     record += " heap_holds_record_list=" + std::to_string(options.heap_holds_record_list ? 1 : 0);
+    record += " records_by_index=" + std::to_string(options.records_by_index ? 1 : 0);
     record += " level_hand_off=" + std::to_string(options.level_hand_off ? 1 : 0);
     record += " dispatch_group_member=" + std::to_string(options.dispatch_group_member ? 1 : 0);
     record += " reserve_per_workgroup=" + std::to_string(options.reserve_per_workgroup ? 1 : 0);

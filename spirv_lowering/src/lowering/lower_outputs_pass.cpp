@@ -871,11 +871,32 @@ class OutputHelpers {
             static_assert(offsets::kRecordEntrySize == 16 && offsets::kRecordEntryPayloadOffset == 0 && offsets::kRecordEntryRecursionDepth == 4 &&
                           offsets::kRecordEntryNode == 8 && offsets::kRecordEntryReserved == 12);
             static_assert(offsets::kHalfNodes % 16 == 0 && offsets::kNodeStateSize % 16 == 0);
-            b.For(delivered, [&](std::uint32_t i) {
-                const std::uint32_t slot = e.Add(records, e.Mul(e.Add(record_old, i), e.U32(offsets::kRecordEntrySize)));
-                e.StoreScratchU32x4(slot, {e.Add(heap_old, e.Mul(i, e.U32(stride))), depth, target, e.U32(0)});
-            });
-            const std::uint32_t heap_address = e.ScratchAddress(e.Add(e.Add(half, e.LoadU32Var(ctx_.var_heap_offset)), heap_old));
+            auto store_entries = [&]() {
+                b.For(delivered, [&](std::uint32_t i) {
+                    const std::uint32_t slot = e.Add(records, e.Mul(e.Add(record_old, i), e.U32(offsets::kRecordEntrySize)));
+                    e.StoreScratchU32x4(slot, {e.Add(heap_old, e.Mul(i, e.U32(stride))), depth, target, e.U32(0)});
+                });
+            };
+            // Records by index (runtime::kDirectLevelRecordsByIndex, pushed by the layer only where the next level's one
+            // consumer is every record's target and its input stride is this output's): record slot r's payload lies at
+            // r * stride, where the consumer looks for it, so no entry carries the offset. A slot the list holds (r below
+            // record_capacity) has its payload below record_capacity * stride, which the heap holds (heap_holds_record_list);
+            // a lane whose records the list holds only in part writes the rest past it, into the guard, as it does with
+            // entries.
+            const bool may_place_by_index = merged && ctx_.options.records_by_index;
+            std::uint32_t heap_place = heap_old;
+            if (may_place_by_index) {
+                // kInvalidNode (no direct next level) has every bit set, the group bit too, which never comes with this one.
+                constexpr std::uint32_t kBits = runtime::kDirectLevelRecordsByIndex | runtime::kDirectLevelGroupConsumer;
+                const std::uint32_t by_index =
+                    e.Equal(e.And(e.LoadPushContextU32(PushContextMember::kNextLevelConsumer), e.U32(kBits)),
+                            e.U32(runtime::kDirectLevelRecordsByIndex));
+                b.If(e.LogicalNot(by_index), store_entries);
+                heap_place = e.SelectU32(by_index, e.Mul(record_old, e.U32(stride)), heap_old);
+            } else {
+                store_entries();
+            }
+            const std::uint32_t heap_address = e.ScratchAddress(e.Add(e.Add(half, e.LoadU32Var(ctx_.var_heap_offset)), heap_place));
             const std::uint32_t trash_address = e.ScratchAddress(e.LoadScratchU32(e.U32(offsets::kHeaderTrashOffset)));
             // Merged, a valid range past the heap's end is possible only for records that do not fit the list either;
             // records that were delivered always lie inside the heap (the writes past them reach at most the guard).

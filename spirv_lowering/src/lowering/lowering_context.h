@@ -402,6 +402,21 @@ class FunctionBuilder {
         StartBlock(merge_label);
     }
 
+    // if (condition) { then_body(); } else { else_body(); } as a structured selection; continues in the merge block.
+    template <typename Then, typename Else>
+    void IfElse(std::uint32_t condition, Then then_body, Else else_body) {
+        const std::uint32_t then_label = NewLabel(), else_label = NewLabel(), merge_label = NewLabel();
+        SelectionMerge(merge_label);
+        emit_.EmitVoid(Op::OpBranchConditional, {condition, then_label, else_label});
+        StartBlock(then_label);
+        then_body();
+        emit_.EmitVoid(Op::OpBranch, {merge_label});
+        StartBlock(else_label);
+        else_body();
+        emit_.EmitVoid(Op::OpBranch, {merge_label});
+        StartBlock(merge_label);
+    }
+
     // for (i = 0; i < count; ++i) body(i); continues in the merge block.
     template <typename Body>
     void For(std::uint32_t count, Body body) {

@@ -180,9 +180,22 @@ Result<bool> RuntimeContextPass::Run(Module& module) {
             payload = e.LoadU32Var(ctx_.var_first_payload_offset);
         } else {
             const std::uint32_t entry = e.Add(e.LoadU32Var(ctx_.var_directory_first), params[0]);
-            const std::uint32_t entry_offset =
-                e.Add(e.Add(half, e.LoadU32Var(ctx_.var_directory_offset)), e.Mul(entry, e.U32(offsets::kDirectoryEntrySize)));
-            payload = e.LoadScratchU32(e.Add(entry_offset, e.U32(offsets::kDirectoryPayloadOffset)));
+            auto load_payload_offset = [&]() {
+                const std::uint32_t entry_offset =
+                    e.Add(e.Add(half, e.LoadU32Var(ctx_.var_directory_offset)), e.Mul(entry, e.U32(offsets::kDirectoryEntrySize)));
+                return e.LoadScratchU32(e.Add(entry_offset, e.U32(offsets::kDirectoryPayloadOffset)));
+            };
+            // Records by index (runtime::kLevelRecordsByIndex; LaunchPass made directory_first the batch's first record
+            // index in the level): record i of the batch lies at (first + i) * the input stride.
+            if (ctx_.options.records_by_index && ctx_.options.heap_holds_record_list) {
+                const std::uint32_t by_index = e.NotEqual(
+                    e.And(e.LoadPushContextU32(PushContextMember::kLevel), e.U32(runtime::kLevelRecordsByIndex)), e.U32(0));
+                payload = builder.IfElseValue(
+                    by_index, ctx_.u32, [&]() { return e.Mul(entry, e.U32(ctx_.options.input_record_stride)); },
+                    load_payload_offset);
+            } else {
+                payload = load_payload_offset();
+            }
         }
         const std::uint32_t address = e.ScratchAddress(e.Add(e.Add(half, e.LoadU32Var(ctx_.var_heap_offset)), payload));
         e.EmitVoid(Op::OpReturnValue, {address});

@@ -40,7 +40,14 @@ static_assert(sizeof(NodePushContext) == 32);
 // the directory of the level's consumer or of its dispatch group (docs/design.md, "Direct levels"), so the consumer may
 // find its entry there without loading its directory base first. Levels stay far below it (kMaxLevels).
 inline constexpr uint32_t kLevelRecordListIsDirectory = 0x80000000u;
-// Bits 8 to 30 of NodePushContext::level: where the next level is a fixed level, the workgroups the scheduler records
+// Set in NodePushContext::level where the level is direct with one consumer (not a dispatch group) whose records the
+// level before placed by index (kDirectLevelRecordsByIndex): record r of the level lies at heap offset r * the
+// consumer's input record stride (LoweringOptions::input_record_stride) and has no RecordEntry, and every record's
+// recursion depth is the same, in the bits from kLevelRecordsByIndexDepthShift (docs/design.md, "Records by index").
+inline constexpr uint32_t kLevelRecordsByIndex = 0x40000000u;
+inline constexpr uint32_t kLevelRecordsByIndexDepthShift = 24;
+inline constexpr uint32_t kLevelRecordsByIndexDepthMask = 0x3Fu;
+// Bits 8 to 23 of NodePushContext::level: where the next level is a fixed level, the workgroups the scheduler records
 // its node dispatch with (vkCmdDispatch), else 0. A fixed level is a direct level whose consumer's records have a bound
 // the host knows (level 0's host-written records, times what each record of the levels before may enqueue:
 // NodeMaxPayloadsAMDX), small enough to launch whole whether or not the records are there; its surplus workgroups return
@@ -48,7 +55,8 @@ inline constexpr uint32_t kLevelRecordListIsDirectory = 0x80000000u;
 // levels"). The level hand-off that prepares it launches exactly these workgroups (GraphHeader::level_workgroups) and
 // drops, reported, the records they cannot run (a shader that enqueued more than its NodeMaxPayloadsAMDX allow).
 inline constexpr uint32_t kLevelNextFixedWorkgroupsShift = 8;
-inline constexpr uint32_t kLevelNextFixedWorkgroupsMax = (kLevelRecordListIsDirectory >> kLevelNextFixedWorkgroupsShift) - 1;
+inline constexpr uint32_t kLevelNextFixedWorkgroupsMax =
+    (1u << (kLevelRecordsByIndexDepthShift - kLevelNextFixedWorkgroupsShift)) - 1;
 // The level's number: levels stay below kMaxLevels.
 inline constexpr uint32_t kLevelNumberMask = (1u << kLevelNextFixedWorkgroupsShift) - 1;
 // Set in NodePushContext::next_level_consumer where the next level is direct with a dispatch group of static broadcast
@@ -75,8 +83,18 @@ inline constexpr uint32_t kDirectLevelClearsOwnStates = 0x20000000u;
 // graph_tag and tables_tag against dispatch_graph_tag) and, where scratch was not initialized for the graph, runs no
 // workgroup at level 1 and reports its records dropped (kStatusUninitialized) instead of running nodes on stale tables.
 inline constexpr uint32_t kDirectLevelChecksInitialization = 0x10000000u;
+// Set with a single direct consumer (not a dispatch group) where the scheduler runs the next level with records by
+// index (kLevelRecordsByIndex): every record this level allocates is that consumer's, so an allocation places its
+// records at heap offset slot * stride, from the record slots its reservation took, and writes no RecordEntry. The heap
+// offset then needs no list entry to carry it, and the consumer none to find it: a 16-byte store per record fewer here
+// and a dependent load fewer before every record's payload there. The layer sets it only where every output that can
+// reach the consumer allocates with the consumer's input stride, the graph reserves heap and list with one atomic
+// (LoweringOptions::heap_holds_record_list), and the records' depths are known to the host (docs/design.md, "Records by
+// index").
+inline constexpr uint32_t kDirectLevelRecordsByIndex = 0x08000000u;
 inline constexpr uint32_t kDirectLevelConsumerMask =
-    ~(kDirectLevelGroupConsumer | kDirectLevelStatistics | kDirectLevelClearsOwnStates | kDirectLevelChecksInitialization);
+    ~(kDirectLevelGroupConsumer | kDirectLevelStatistics | kDirectLevelClearsOwnStates | kDirectLevelChecksInitialization |
+      kDirectLevelRecordsByIndex);
 
 // NodePushContext::output_table_base of a dispatch-group dispatch. No real table base reaches it (the output table is
 // indexed with 32-bit entries in scratch, far below 4 G entries).
@@ -153,6 +171,9 @@ static_assert(sizeof(GraphHeader) == 256);
 // maxExecutionGraphDepth as advertised: a graph has at most this many levels (GraphHeader::direct_level_consumer).
 inline constexpr uint32_t kMaxLevels = 32;
 static_assert(kMaxLevels - 1 <= kLevelNumberMask, "level numbers must fit below the fixed workgroups in NodePushContext::level");
+static_assert(kMaxLevels - 1 <= kLevelRecordsByIndexDepthMask,
+              "a recursion depth (below kMaxLevels) must fit its bits of the level");
+static_assert((kLevelRecordsByIndexDepthMask << kLevelRecordsByIndexDepthShift) < kLevelRecordsByIndex);
 static_assert(sizeof(GraphHeader::direct_level_consumer) == kMaxLevels * sizeof(uint32_t));
 
 // Per node and per dispatch (cleared at the start of every graph dispatch): what the node ran and what it lost. The layer

@@ -44,6 +44,12 @@ struct LoweringOptions {
     // record_count reserves both, instead of a second atomic that waits for the first. Unset, the record count is taken
     // only after the heap range fits.
     bool heap_holds_record_list = false;
+    // With heap_holds_record_list: give allocations and the node's prologue the code for levels whose records are placed
+    // by index (runtime::kDirectLevelRecordsByIndex, runtime::kLevelRecordsByIndex; docs/design.md, "Records by
+    // index"), behind branches on push constants the layer sets per level. Producers then write no RecordEntry for the
+    // next level's single consumer and place record slot r at heap offset r * the output's stride; that consumer finds
+    // its record r at r * input_record_stride, with no entry to load first.
+    bool records_by_index = false;
     // Give the node the level hand-off (LevelHandOffPass, docs/design.md "Direct levels"): the code by which the last
     // workgroup of a level prepares a direct next level. Without it the layer never makes the level after the node
     // direct. lavapipe's llvmpipe runs every SIMD group of 8 lanes through every branch with its lanes masked off, so
