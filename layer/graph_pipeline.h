@@ -59,6 +59,8 @@ struct GraphNode {
     bool group_level_hand_off = false;  // ... able to prepare a group consumer (spirv::LoweringOptions::group_level_hand_off)
     // ... and to check initialization first (spirv::LoweringOptions::group_hand_off_checks_initialization)
     bool group_hand_off_checks_initialization = false;
+    // ... and the code for levels whose records are placed by index (spirv::LoweringOptions::records_by_index)
+    bool records_by_index = false;
 };
 
 struct GraphPipeline {
@@ -74,9 +76,6 @@ struct GraphPipeline {
     std::vector<uint32_t> output_table;
     std::vector<runtime::NodeStaticInfo> static_infos;
     uint32_t trash_size = 0;      // bytes: the largest allocation one workgroup of any node can make
-    // Its nodes were lowered with spirv::LoweringOptions::records_by_index (a graph whose heap holds a record list of its
-    // largest record): the scheduler may run direct levels with records by index (NodeDispatchPlan::input_by_index).
-    bool records_by_index = false;
     uint32_t graph_tag = 0;       // unique in the process; scratch remembers it to catch a graph/scratch mismatch
     uint32_t graph_number = 0;    // per device, 1, 2, ... in creation order (DeviceState::next_graph_number); 0 for libraries
     VkExecutionGraphPipelineScratchSizeAMDX scratch_size{VK_STRUCTURE_TYPE_EXECUTION_GRAPH_PIPELINE_SCRATCH_SIZE_AMDX};

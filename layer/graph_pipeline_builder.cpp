@@ -280,7 +280,8 @@ std::string LoweredPipelineKey(const NodeSource& source, const spirv::LoweringOp
                                 options.node_table_offset,
                                 options.node_stats_offset,
                                 options.node_count,
-                                options.coalesce_record_stores};
+                                options.coalesce_record_stores,
+                                options.records_by_index};
     append_words(scalars, sizeof(scalars));
     return key;
 }
@@ -564,8 +565,10 @@ void GraphPipeline::BuildDispatchPlan() {
     // Records by index need every output that can name the consumer to place records with the consumer's own stride
     // (LoweringOptions::output_record_stride against input_record_stride): the producer places slot r at r * its stride,
     // the consumer looks at r * its own.
-    for (uint32_t n = 0; n < nodes.size(); ++n)
-        dispatch_plan.nodes[n].input_by_index = records_by_index && ReadsRecordList(nodes[n].info);
+    for (uint32_t n = 0; n < nodes.size(); ++n) {
+        dispatch_plan.nodes[n].places_records_by_index = nodes[n].records_by_index;
+        dispatch_plan.nodes[n].input_by_index = nodes[n].records_by_index && ReadsRecordList(nodes[n].info);
+    }
     for (const GraphNode& producer : nodes) {
         for (size_t output = 0; output < producer.info.outputs.size(); ++output) {
             const uint32_t stride = RecordStride(producer.info.outputs[output].record);
@@ -880,7 +883,25 @@ GraphBuildResult BuildExecutionGraphPipeline(DeviceState& device, VkPipelineCach
         }
     }
     const bool heap_holds_record_list = ScratchPlan::HeapHoldsRecordList(max_record_stride);
-    graph->records_by_index = heap_holds_record_list;
+    // Records by index (docs/design.md, "Records by index") happen only at a level whose every record reaches one node:
+    // its consumer is named alone by some output's table, and every node of the level before names at most one node in
+    // each output. Only such nodes get the code (LoweringOptions::records_by_index), so that the members of a node array
+    // (a classification's shading nodes) and the producers feeding one keep the code they had; the scheduler checks
+    // that every producer of the level and its consumer have it (NodeDispatchPlan::places_records_by_index).
+    std::vector<bool> named_alone(graph->nodes.size(), false);
+    std::vector<bool> names_one_per_output(graph->nodes.size(), true);
+    for (uint32_t n = 0; n < graph->nodes.size(); ++n) {
+        const GraphNode& node = graph->nodes[n];
+        for (size_t output = 0; output < node.info.outputs.size(); ++output) {
+            std::set<uint32_t> targets;
+            for (uint32_t entry = 0; entry < node.output_table_length[output]; ++entry) {
+                const uint32_t target = graph->output_table[node.output_table_index[output] + entry];
+                if (target < graph->nodes.size()) targets.insert(target);
+            }
+            if (targets.size() == 1) named_alone[*targets.begin()] = true;
+            if (targets.size() > 1) names_one_per_output[n] = false;
+        }
+    }
     std::vector<spirv::LoweringOptions> node_options(graph->nodes.size());
     for (uint32_t n = 0; n < graph->nodes.size(); ++n) {
         GraphNode& node = graph->nodes[n];
@@ -895,7 +916,8 @@ GraphBuildResult BuildExecutionGraphPipeline(DeviceState& device, VkPipelineCach
         // module, so its members agree.
         options.thread_batch_size = node.info.outputs.empty() ? device.leaf_thread_batch_size : device.thread_batch_size;
         options.heap_holds_record_list = heap_holds_record_list;
-        options.records_by_index = heap_holds_record_list;
+        options.records_by_index =
+            heap_holds_record_list && (named_alone[n] || (!node.info.outputs.empty() && names_one_per_output[n]));
         options.reserve_per_workgroup = device.reserve_per_workgroup;
         options.coalesce_record_stores = device.coalesce_record_stores;
         options.indirect_level_pass = device.indirect_level_pass;
@@ -951,6 +973,7 @@ GraphBuildResult BuildExecutionGraphPipeline(DeviceState& device, VkPipelineCach
         node.level_hand_off = options.level_hand_off;
         node.group_level_hand_off = options.group_level_hand_off;
         node.group_hand_off_checks_initialization = options.group_hand_off_checks_initialization;
+        node.records_by_index = options.records_by_index;
         const std::string& key = pipeline_keys[n];
         if (auto shared = first_node_by_key.find(key); shared != first_node_by_key.end()) {
             const GraphNode& first = *shared->second;

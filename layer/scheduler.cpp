@@ -833,6 +833,11 @@ RecordResult SchedulerRecorder::RecordDispatch(VkCommandBuffer cmd, const Scratc
         if (level == 0 || level >= plan.levels.size() || !is_direct(level) || plan.DirectLevelIsGroup(level)) return 0;
         const uint32_t consumer = plan.direct_level_consumer[level];
         if (consumer >= plan.nodes.size() || !plan.nodes[consumer].input_by_index) return 0;
+        const std::vector<uint32_t>& level_before = plan.levels[level - 1];
+        if (!std::all_of(level_before.begin(), level_before.end(),
+                         [&](uint32_t n) { return n < plan.nodes.size() && plan.nodes[n].places_records_by_index; })) {
+            return 0;
+        }
         uint32_t depth = 0;
         if (consumer < plan.node_table.size() && plan.node_table[consumer].max_recursion != 0) {
             for (uint32_t before = level; before > 0; --before) {

@@ -110,10 +110,13 @@ struct NodeDispatchPlan {
     // nothing bounds it: what bounds a fixed level after this node's level (RecordDispatch, FixedLevelMaxWorkgroupsFor).
     uint64_t records_enqueued_per_record = UINT64_MAX;
     // Its records can be placed by index where it is a direct level's one consumer (runtime::kLevelRecordsByIndex,
-    // docs/design.md "Records by index"): its module and every producer's were lowered with
-    // spirv::LoweringOptions::records_by_index, it reads only its records' payload offsets and depths
+    // docs/design.md "Records by index"): its module was lowered with spirv::LoweringOptions::records_by_index (as
+    // every producer's must be: places_records_by_index), it reads only its records' payload offsets and depths
     // (reads_record_list), and every output that can name it allocates records of its input stride.
     bool input_by_index = false;
+    // Its module has the allocations' code for records by index (spirv::LoweringOptions::records_by_index): a level
+    // runs with records by index only where every node of the level before has it.
+    bool places_records_by_index = false;
 };
 
 // Limits of the fused level pass (meta_shaders/level.comp keeps each graph node's directory range in shared memory and
