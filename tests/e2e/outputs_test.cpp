@@ -418,6 +418,20 @@ TEST_F(Outputs, CoalescingEntryFeedsAThreadNode) {
     ExpectUav(uav, expected);
 }
 
+// The same node as DXC -Od emits it (coalescing_forward_od): an entry wrapper passing the input and output to the node
+// function, a helper taking the record object, Function-pointer writes into the allocation's copy and an early return.
+// The layer inlines the calls (spirv_lowering's InlinePayloadFunctions); every record must arrive as with the -O3 shape.
+TEST_F(Outputs, CoalescingEntryCompiledAtOdFeedsAThreadNode) {
+    std::vector<uint32_t> values;
+    for (uint32_t i = 0; i < 11; ++i) values.push_back(i * i + 3);
+    TestBuffer& uav = Uav(16);
+    RunGraph({{ReadModule("coalescing_forward_od"), "main", "Entry"}, {ReadModule("array_sink"), "main", "Sink", 0}}, uav,
+             {{"Entry", 0, static_cast<uint32_t>(values.size()), values.data(), sizeof(uint32_t)}});
+    std::vector<uint32_t> expected;
+    for (uint32_t v : values) AddToSink(expected, 0, v + 100);
+    ExpectUav(uav, expected);
+}
+
 // One-record allocations of 32, 64 and 128 bytes (coalesced_record_producer with 1, 3 and 7 words), lowered with the
 // records kept in words and written per subgroup, transposed (`on`, what GPUs do), and as the node's code writes them
 // (`off`, what CPU devices do). Both must give the CPU reference: full workgroups take the transposed path; a hole in

@@ -45,6 +45,14 @@ Module Assemble(const std::string& text, const std::string& what) { return spirv
 
 Module LoadCorpus(const std::string& name) { return Assemble(spirv::test::CorpusText(name), name); }
 
+// The text of one of the end-to-end suites' node modules (tests/e2e/modules/NAME.spvasm), "" if missing.
+std::string E2eModuleText(const std::string& name) {
+    std::ifstream file(std::string(EXECGRAPH_E2E_MODULES_DIR) + "/" + name + ".spvasm");
+    std::stringstream text;
+    text << file.rdbuf();
+    return text.str();
+}
+
 Module LoadWords(const std::vector<std::uint32_t>& words, const std::string& what) {
     Result<Module> module = ReadModule(words);
     EXPECT_TRUE(module.ok()) << what << ": " << (module.ok() ? "" : module.error().ToString());
@@ -1159,10 +1167,7 @@ TEST(LoweringFeatures, EveryGlobalTheEntryPointUsesIsInItsInterface) {
 // its one 64-byte record in a Private array of 16 words and its wrapper writes a subgroup's records transposed: four
 // rounds of four word shuffles, and two more for lane 0's address. Shapes the pass must leave alone lower as without it.
 TEST(LoweringFeatures, OneRecordAllocationsOfWholeChunksAreWrittenPerSubgroupTransposed) {
-    std::ifstream file(std::string(EXECGRAPH_E2E_MODULES_DIR) + "/coalesced_record_producer.spvasm");
-    std::stringstream buffer;
-    buffer << file.rdbuf();
-    const std::string source = buffer.str();
+    const std::string source = E2eModuleText("coalesced_record_producer");
     ASSERT_FALSE(source.empty());
     auto with = [&](const std::string& words, const std::string& from = "", const std::string& to = "") {
         std::string text = source;
@@ -1494,6 +1499,128 @@ TEST(LoweringOptionsRecord, AReplacementMayStateItsSizeAsLocalSizeId) {
     const std::string wanted = "has LocalSize " + std::to_string(size[0] * 2) + "x" + std::to_string(size[1]) + "x" +
                                std::to_string(size[2]) + " where the lowered node has " + std::to_string(size[0]) + "x";
     EXPECT_TRUE(Contains(refused.error().message, wanted)) << refused.error().message;
+}
+
+// ---- DXC -Od: payloads passed to functions (InlinePayloadFunctions) -------------------------------------------------
+
+std::size_t CallCount(const Module& module) {
+    std::size_t calls = 0;
+    module.ForEachInstruction([&calls](const Instruction& inst) { calls += inst.opcode() == Op::OpFunctionCall ? 1 : 0; });
+    return calls;
+}
+
+// The -Od shape of coalescing_forward (tests/e2e/modules/coalescing_forward_od.spvasm): the wrapper's call of the node
+// function ends its path, so the node function's early return stays a return; the helper's call does not, so its one
+// return becomes a branch to the rest of the split block. Afterwards one function is left, with the callees'
+// variables at the top of its first block, and it analyses and lowers like the -O3 shape (which the e2e suite runs).
+TEST(PayloadFunctionInlining, DxcOdWrapperAndHelperAreInlinedAndLowerLikeO3) {
+    const Module od = Assemble(E2eModuleText("coalescing_forward_od"), "coalescing_forward_od");
+    const Module o3 = Assemble(E2eModuleText("coalescing_forward"), "coalescing_forward");
+    EXPECT_TRUE(HasPayloadParameterFunctions(od));
+    EXPECT_FALSE(HasPayloadParameterFunctions(o3));
+
+    Module inlined = od;
+    const Status status = InlinePayloadFunctions(inlined);
+    ASSERT_TRUE(status.ok()) << status.error().message;
+    EXPECT_FALSE(HasPayloadParameterFunctions(inlined));
+    ASSERT_EQ(inlined.functions().size(), 1u) << Disassemble(inlined);
+    EXPECT_EQ(CallCount(inlined), 0u);
+    const Function& main = inlined.functions().front();
+    std::size_t variables = 0, returns = 0;
+    for (std::size_t b = 0; b < main.blocks.size(); ++b) {
+        for (const Instruction& inst : main.blocks[b].instructions) {
+            if (inst.opcode() == Op::OpVariable) {
+                ++variables;
+                EXPECT_EQ(b, 0u) << "a variable outside the first block";
+            }
+            returns += inst.opcode() == Op::OpReturn ? 1 : 0;
+        }
+    }
+    EXPECT_EQ(variables, 4u) << "the wrapper's two and the node function's two";
+    EXPECT_EQ(returns, 2u) << "the node function's early and final returns, now main's";
+    // Inlining twice gives the same ids, which AnalyzeNode and LowerNode rely on (each inlines its own copy).
+    Module again = od;
+    ASSERT_TRUE(InlinePayloadFunctions(again).ok());
+    EXPECT_EQ(WriteModule(again), WriteModule(inlined));
+
+    const NodeInfo od_info = MustAnalyze(od, "main");
+    const NodeInfo o3_info = MustAnalyze(o3, "main");
+    EXPECT_EQ(od_info.launch, o3_info.launch);
+    EXPECT_EQ(od_info.input_record.size, o3_info.input_record.size);
+    EXPECT_EQ(od_info.input_max_payloads, o3_info.input_max_payloads);
+    EXPECT_EQ(od_info.uses_payload_array_length, o3_info.uses_payload_array_length);
+    ASSERT_EQ(od_info.outputs.size(), 1u);
+    EXPECT_EQ(od_info.outputs[0].name, "Sink");
+    EXPECT_EQ(od_info.outputs[0].record.size, o3_info.outputs[0].record.size);
+    EXPECT_EQ(od_info.outputs[0].allocated_at_workgroup_scope, o3_info.outputs[0].allocated_at_workgroup_scope);
+    MustLower(od, od_info, spirv::test::MakeLoweringOptions(od, od_info));
+}
+
+// A helper that takes a payload and returns a value, called in the middle of a block: the value replaces the call's
+// result, and a phi after the split block names the block's rest as its predecessor.
+TEST(PayloadFunctionInlining, HelperReturningAValueSplitsItsCallersBlock) {
+    std::string text = E2eModuleText("coalescing_forward_od");
+    auto replace = [&text](const std::string& from, const std::string& to) {
+        const std::size_t at = text.find(from);
+        ASSERT_NE(at, std::string::npos) << from;
+        text.replace(at, from.size(), to);
+    };
+    // WriteRecord returns what it wrote; the caller keeps it through a phi at the merge.
+    replace("%fn_write = OpTypeFunction %void", "%fn_write = OpTypeFunction %uint");
+    replace("%WriteRecord = OpFunction %void None %fn_write", "%WriteRecord = OpFunction %uint None %fn_write");
+    replace("               OpStore %r_dst %out\n               OpReturn\n",
+            "               OpStore %r_dst %out\n               OpReturnValue %out\n");
+    replace("%call_wr = OpFunctionCall %void %WriteRecord", "%call_wr = OpFunctionCall %uint %WriteRecord");
+    replace("    %written = OpLabel\n", "    %written = OpLabel\n    %wrote = OpPhi %uint %call_wr %write %uint_0 %src_entry\n");
+    const Module od = Assemble(text, "coalescing_forward_od with a value");
+    Module inlined = od;
+    const Status status = InlinePayloadFunctions(inlined);
+    ASSERT_TRUE(status.ok()) << status.error().message;
+    const std::string listing = Disassemble(inlined);
+    EXPECT_EQ(CallCount(inlined), 0u) << listing;
+    EXPECT_TRUE(Contains(listing, "OpCopyObject")) << listing;
+    // Each phi names blocks that branch to it: the write's rest now ends in the branch to the merge, not the write.
+    for (const Function& function : inlined.functions()) {
+        std::unordered_map<std::uint32_t, std::vector<std::uint32_t>> successors;
+        for (const BasicBlock& block : function.blocks) {
+            const Instruction& last = block.instructions.back();
+            if (last.opcode() == Op::OpBranch) successors[block.label_id()] = {last.Word(0)};
+            if (last.opcode() == Op::OpBranchConditional) successors[block.label_id()] = {last.Word(1), last.Word(2)};
+        }
+        for (const BasicBlock& block : function.blocks) {
+            for (const Instruction& inst : block.instructions) {
+                if (inst.opcode() != Op::OpPhi) continue;
+                for (std::size_t i = 1; i < inst.OperandWordCount(); i += 2) {
+                    const std::vector<std::uint32_t>& to = successors[inst.Word(i)];
+                    EXPECT_NE(std::find(to.begin(), to.end(), block.label_id()), to.end()) << listing;
+                }
+            }
+        }
+    }
+    const NodeInfo info = MustAnalyze(od, "main");
+    MustLower(od, info, spirv::test::MakeLoweringOptions(od, info));
+}
+
+// A callee with two returns whose call is followed by more of its caller would need a construct of its own: refused,
+// naming the function, by the analysis (where the layer reports it at pipeline creation) and by the lowering.
+TEST(PayloadFunctionInlining, HelperWithTwoReturnsInTheMiddleOfItsCallerIsRefused) {
+    std::string text = E2eModuleText("coalescing_forward_od");
+    const std::string body = "      %index = OpLoad %uint %index_p\n";
+    const std::size_t at = text.find(body);
+    ASSERT_NE(at, std::string::npos);
+    text.replace(at, body.size(),
+                 body +
+                     "       %zero = OpIEqual %bool %index %uint_4\n"
+                     "               OpSelectionMerge %go None\n"
+                     "               OpBranchConditional %zero %leave %go\n"
+                     "      %leave = OpLabel\n"
+                     "               OpReturn\n"
+                     "         %go = OpLabel\n");
+    const Module od = Assemble(text, "coalescing_forward_od with two returns");
+    const Result<NodeInfo> info = AnalyzeNode(od, "main", nullptr);
+    ASSERT_FALSE(info.ok());
+    EXPECT_TRUE(Contains(info.error().message, "\"WriteRecord\"")) << info.error().message;
+    EXPECT_TRUE(Contains(info.error().message, "returns from more than one place")) << info.error().message;
 }
 
 }  // namespace

@@ -307,7 +307,8 @@ TEST(LoweringPasses, SelectEntryPointKeepsOnlyTheNodeAndWhatItCalls) {
 }
 
 TEST(LoweringPasses, SelectEntryPointRejectsPayloadParameters) {
-    // DXC -Od passes the payload to the node body as a parameter; the lowering does not follow payloads across calls.
+    // DXC -Od passes the payload to the node body as a parameter. LowerNode inlines such calls first
+    // (InlinePayloadFunctions; tests PayloadFunctionInlining.*); run on its own, the pass refuses what was not inlined.
     std::string text = kTwoEntryPoints;
     auto replace = [&text](const std::string& from, const std::string& to) {
         const std::size_t at = text.find(from);

@@ -19,6 +19,7 @@
 #include "execgraph/spirv/constant_eval.h"
 #include "execgraph/spirv/decorations.h"
 #include "execgraph/spirv/layout.h"
+#include "execgraph/spirv/lowering.h"
 #include "execgraph/spirv/node_info.h"
 
 namespace execgraph::spirv {
@@ -589,6 +590,13 @@ void AnalyzeUsage(const Analyzer& a, const EntryPointRef& entry, const std::vect
 }  // namespace
 
 Result<NodeInfo> AnalyzeNode(const Module& module, std::string_view entry_point_name, const SpecializationMap* specialization) {
+    // DXC -Od passes payloads to functions; the facts below are read from one function, so analyse the module as
+    // LowerNode will lower it, with those calls inlined (deterministically: LowerNode's copy gets the same ids).
+    if (HasPayloadParameterFunctions(module)) {
+        Module inlined = module;
+        if (Status status = InlinePayloadFunctions(inlined); !status.ok()) return status.error();
+        return AnalyzeNode(inlined, entry_point_name, specialization);
+    }
     const std::vector<EntryPointRef> entries = EntryPoints(module);
     const auto entry_it =
         std::find_if(entries.begin(), entries.end(), [&](const EntryPointRef& e) { return e.name == entry_point_name; });

@@ -110,6 +110,10 @@ Result<LoweredNode> LowerNode(const Module& input, const NodeInfo& info, const L
                             std::to_string(kMaxIdBound)};
     }
     Module module = input;
+    // As AnalyzeNode did for `info`: the same inlining gives the same ids.
+    if (Status inlined = InlinePayloadFunctions(module); !inlined.ok()) {
+        return Error{kNoWordOffset, "lowering node \"" + info.entry_point_name + "\": " + inlined.error().message};
+    }
     lowering::LoweringContext context(info, options);
     PassManager passes;
     passes.Add<lowering::SelectEntryPointPass>(context);

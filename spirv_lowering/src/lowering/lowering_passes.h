@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
-// The lowering passes, one per file, run by LowerNode in this order (each relies on the ones before it):
+// The lowering passes, one per file, run by LowerNode in this order (each relies on the ones before it), after
+// InlinePayloadFunctions (inline_payload_functions.cpp) has inlined the calls that pass payloads (DXC -Od):
 //   1. SelectEntryPointPass        keep only the node's entry point and the functions it calls
 //   2. ResolvePayloadAliasesPass   DXC's Function-variable copies of allocations become copies of the allocation value
 //   3. RuntimeContextPass          PhysicalStorageBuffer64 addressing, push-constant scratch address, Private context

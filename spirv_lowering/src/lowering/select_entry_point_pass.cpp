@@ -60,7 +60,8 @@ Result<bool> SelectEntryPointPass::Run(Module& module) {
     std::erase_if(module.mutable_section(Section::kAnnotation), targets_dropped);
 
     // DXC -Od wraps the node function and passes the input / outputs as parameters (dxc-spirv-shapes §3.2 "Entry-point
-    // wrappers"); payload pointers would then cross function boundaries, which the lowering does not follow.
+    // wrappers"). LowerNode inlines those calls before this pass (InlinePayloadFunctions), and the passes below follow
+    // payloads through one function only, so a payload parameter left here means a caller skipped that step.
     for (const Function& function : module.functions()) {
         for (const Instruction& inst : function.header) {
             if (inst.opcode() != Op::OpFunctionParameter) continue;
@@ -71,8 +72,8 @@ Result<bool> SelectEntryPointPass::Run(Module& module) {
             if ((is_pointer && storage_class == StorageClass::NodePayloadAMDX) ||
                 (pointee_def != nullptr && pointee_def->opcode() == Op::OpTypeNodePayloadArrayAMDX)) {
                 return Error{kNoWordOffset, "function %" + std::to_string(function.result_id()) +
-                                                " takes a node payload as a parameter (DXC -Od entry wrapper); compile the node with "
-                                                "optimisation (-O3) so that it is inlined"};
+                                                " takes a node payload as a parameter (DXC -Od entry wrapper) and was not inlined "
+                                                "(spirv::InlinePayloadFunctions)"};
             }
         }
     }

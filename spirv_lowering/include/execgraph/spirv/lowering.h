@@ -136,6 +136,15 @@ inline std::uint32_t OutputRecordLimit(const NodeOutputInfo& output) {
                                                                            : runtime::kMaxPayloadsPerAllocation);
 }
 
+// Whether some function of `module` takes a node payload as a parameter (DXC -Od keeps the node function and helpers
+// that take record objects as calls; dxc-spirv-shapes §3.2 "Entry-point wrappers").
+bool HasPayloadParameterFunctions(const Module& module);
+// Inlines every call of such a function, innermost first, and removes the callees it leaves uncalled, so that payloads
+// never cross a call (src/lowering/inline_payload_functions.cpp says how). AnalyzeNode and LowerNode do it on their
+// copies of a module that needs it. Fails, naming the function, for a callee that returns from several places where
+// its call is not the last thing its caller does, and for a call in a loop header block.
+Status InlinePayloadFunctions(Module& module);
+
 // Lowers `info.entry_point_name` of `module` (which AnalyzeNode described as `info`). Never returns invalid SPIR-V:
 // unsupported shapes fail with an Error that names the construct, and with `validate` the result is checked.
 Result<LoweredNode> LowerNode(const Module& module, const NodeInfo& info, const LoweringOptions& options);
