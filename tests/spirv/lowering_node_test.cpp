@@ -1556,6 +1556,30 @@ TEST(PayloadFunctionInlining, DxcOdWrapperAndHelperAreInlinedAndLowerLikeO3) {
     MustLower(od, od_info, spirv::test::MakeLoweringOptions(od, od_info));
 }
 
+// DXC -Od with -Zi puts line information after a block's terminator too (module.h keeps it at the end of the block): a
+// wrapper whose call is followed by OpReturn and an OpLine still ends its path, so the node function's early return
+// stays a return rather than making the call a refused mid-function one.
+TEST(PayloadFunctionInlining, LineInformationAfterTheWrappersReturnKeepsItsCallAtTheEnd) {
+    std::string text = E2eModuleText("coalescing_forward_od");
+    auto replace = [&text](const std::string& from, const std::string& to) {
+        const std::size_t at = text.find(from);
+        ASSERT_NE(at, std::string::npos) << from;
+        text.replace(at, from.size(), to);
+    };
+    replace("               OpName %main \"main\"\n",
+            "       %file = OpString \"node.hlsl\"\n               OpName %main \"main\"\n");
+    replace("%call = OpFunctionCall %void %src_main %in %param_var_tid %param_var_Sink\n               OpReturn\n",
+            "%call = OpFunctionCall %void %src_main %in %param_var_tid %param_var_Sink\n               OpReturn\n"
+            "               OpLine %file 12 1\n");
+    const Module od = Assemble(text, "coalescing_forward_od with a line after the return");
+    Module inlined = od;
+    const Status status = InlinePayloadFunctions(inlined);
+    ASSERT_TRUE(status.ok()) << status.error().message;
+    EXPECT_EQ(CallCount(inlined), 0u);
+    const NodeInfo info = MustAnalyze(od, "main");
+    MustLower(od, info, spirv::test::MakeLoweringOptions(od, info));
+}
+
 // A helper that takes a payload and returns a value, called in the middle of a block: the value replaces the call's
 // result, and a phi after the split block names the block's rest as its predecessor.
 TEST(PayloadFunctionInlining, HelperReturningAValueSplitsItsCallersBlock) {

@@ -154,9 +154,12 @@ Status InlineCall(Module& module, std::uint32_t caller_id, std::size_t block_ind
     const Instruction* caller_def = caller->definition();
     const Instruction* void_type = caller_def != nullptr ? module.FindDef(caller_def->type_id()) : nullptr;
     const Instruction* call_type = module.FindDef(call.type_id());
-    const bool ends_path = after < instructions.size() && instructions[after].opcode() == Op::OpReturn &&
-                           after + 1 == instructions.size() && void_type != nullptr && void_type->opcode() == Op::OpTypeVoid &&
-                           call_type != nullptr && call_type->opcode() == Op::OpTypeVoid;
+    // Debug lines may follow the terminator (module.h, BasicBlock).
+    const bool ends_path =
+        after < instructions.size() && instructions[after].opcode() == Op::OpReturn &&
+        std::all_of(instructions.begin() + static_cast<std::ptrdiff_t>(after) + 1, instructions.end(), IsLineInfo) &&
+        void_type != nullptr && void_type->opcode() == Op::OpTypeVoid && call_type != nullptr &&
+        call_type->opcode() == Op::OpTypeVoid;
     const std::uint32_t body_entry = body.front().label_id();
     std::vector<BasicBlock> inserted;
     if (ends_path) {

@@ -142,7 +142,8 @@ bool HasPayloadParameterFunctions(const Module& module);
 // Inlines every call of such a function, innermost first, and removes the callees it leaves uncalled, so that payloads
 // never cross a call (src/lowering/inline_payload_functions.cpp says how). AnalyzeNode and LowerNode do it on their
 // copies of a module that needs it. Fails, naming the function, for a callee that returns from several places where
-// its call is not the last thing its caller does, and for a call in a loop header block.
+// its call is not the last thing its caller does, and for a call in a loop header block; the module is then left
+// part-way, so callers inline a copy.
 Status InlinePayloadFunctions(Module& module);
 
 // Lowers `info.entry_point_name` of `module` (which AnalyzeNode described as `info`). Never returns invalid SPIR-V:
