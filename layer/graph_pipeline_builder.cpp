@@ -281,7 +281,8 @@ std::string LoweredPipelineKey(const NodeSource& source, const spirv::LoweringOp
                                 options.node_stats_offset,
                                 options.node_count,
                                 options.coalesce_record_stores,
-                                options.records_by_index};
+                                options.records_by_index,
+                                options.records_newest_first};
     append_words(scalars, sizeof(scalars));
     return key;
 }
@@ -918,6 +919,7 @@ GraphBuildResult BuildExecutionGraphPipeline(DeviceState& device, VkPipelineCach
         options.heap_holds_record_list = heap_holds_record_list;
         options.records_by_index =
             heap_holds_record_list && (named_alone[n] || (!node.info.outputs.empty() && names_one_per_output[n]));
+        options.records_newest_first = options.records_by_index && device.instance->settings.records_newest_first;
         options.reserve_per_workgroup = device.reserve_per_workgroup;
         options.coalesce_record_stores = device.coalesce_record_stores;
         options.indirect_level_pass = device.indirect_level_pass;

@@ -124,6 +124,10 @@ constexpr SettingDescriptor kSettingDescriptors[] = {
      "of the command buffer undefined, and the layer restores only the compute state, so the application must bind "
      "everything else again after a graph dispatch (see docs/settings.md).",
      SettingField<&LayerSettings::prepared_levels>()},
+    {"records_newest_first", "true",
+     "Where a level's records are placed by index for its one consumer, that consumer reads the level's newest records "
+     "first, which its producers wrote last and which are still in the GPU's cache. false: oldest first (for comparisons).",
+     SettingField<&LayerSettings::records_newest_first>()},
 };
 
 // A settings file larger than this is not a settings file; refuse it rather than read it into memory.

@@ -98,6 +98,9 @@ struct LayerSettings {
     // Opt-in: record a graph dispatch's levels once into a secondary command buffer and execute it again while the
     // commands would be the same (layer/prepared_levels.h). Leaves the command buffer's non-compute state undefined.
     bool prepared_levels = false;
+    // Whether the single consumer of a level whose records are placed by index reads them newest first
+    // (spirv::LoweringOptions::records_newest_first).
+    bool records_newest_first = true;
 };
 
 enum class SettingType : uint8_t { kBool, kInt, kUint, kString, kEnum };

@@ -20,29 +20,35 @@ using LaunchKinds = GraphTest;
 // The level pass's width (setting level_pass_records_per_workgroup) set before the fixture's instance reads the
 // settings: base classes are constructed in declaration order.
 // Scheduler settings these tests vary: the level pass's records per workgroup and the thread-node batch size (0: the
-// device default), set through the environment before the fixture's instance is created.
+// device default), and whether a level's records placed by index are read oldest first instead of newest first (the
+// `records_newest_first` setting), set through the environment before the fixture's instance is created.
 struct SchedulerSettings {
     uint32_t level_pass_records_per_workgroup = 0;
     uint32_t thread_batch_size = 0;
+    bool oldest_first = false;
 };
 
 struct SchedulerSettingsEnvironment {
     static constexpr const char* kLevelPassWidth = "VK_EXECGRAPH_SHADER_ENQUEUE_LEVEL_PASS_RECORDS_PER_WORKGROUP";
     static constexpr const char* kThreadBatch = "VK_EXECGRAPH_SHADER_ENQUEUE_THREAD_BATCH_SIZE";
+    static constexpr const char* kNewestFirst = "VK_EXECGRAPH_SHADER_ENQUEUE_RECORDS_NEWEST_FIRST";
     explicit SchedulerSettingsEnvironment(const SchedulerSettings& settings) {
         setenv(kLevelPassWidth, std::to_string(settings.level_pass_records_per_workgroup).c_str(), 1);
         setenv(kThreadBatch, std::to_string(settings.thread_batch_size).c_str(), 1);
+        setenv(kNewestFirst, settings.oldest_first ? "false" : "true", 1);
     }
     ~SchedulerSettingsEnvironment() {
         unsetenv(kLevelPassWidth);
         unsetenv(kThreadBatch);
+        unsetenv(kNewestFirst);
     }
 };
 
 // Tests whose levels have tens to hundreds of records, with the level pass lavapipe runs (one workgroup: the CPU
 // default) and with three records per workgroup, so that the producers' sizing of the pass (HalfHeader::
 // level_pass_workgroups: entry pass and lowered allocations) and the hand-off between its workgroups run on lavapipe too;
-// and with thread-node batches of 1 and 7 records (partial batches everywhere, a subgroup split across batches).
+// and with thread-node batches of 1 and 7 records (partial batches everywhere, a subgroup split across batches); and with
+// records placed by index read oldest first, as before the `records_newest_first` setting.
 class LaunchKindsBySchedulerSettings : private SchedulerSettingsEnvironment,
                                        public GraphTest,
                                        public ::testing::WithParamInterface<SchedulerSettings> {
@@ -51,12 +57,15 @@ class LaunchKindsBySchedulerSettings : private SchedulerSettingsEnvironment,
 };
 INSTANTIATE_TEST_SUITE_P(Settings, LaunchKindsBySchedulerSettings,
                          ::testing::Values(SchedulerSettings{0, 0}, SchedulerSettings{3, 0}, SchedulerSettings{0, 1},
-                                           SchedulerSettings{3, 7}),
+                                           SchedulerSettings{3, 7}, SchedulerSettings{0, 0, true}),
                          [](const ::testing::TestParamInfo<SchedulerSettings>& info) {
                              const SchedulerSettings& s = info.param;
-                             if (s.level_pass_records_per_workgroup == 0 && s.thread_batch_size == 0) return std::string("DeviceDefault");
+                             if (s.oldest_first) return std::string("OldestFirst");
+                             if (s.level_pass_records_per_workgroup == 0 && s.thread_batch_size == 0)
+                                 return std::string("DeviceDefault");
                              std::string name;
-                             if (s.level_pass_records_per_workgroup != 0) name += "Records" + std::to_string(s.level_pass_records_per_workgroup);
+                             if (s.level_pass_records_per_workgroup != 0)
+                                 name += "Records" + std::to_string(s.level_pass_records_per_workgroup);
                              if (s.thread_batch_size != 0) name += "ThreadBatch" + std::to_string(s.thread_batch_size);
                              return name;
                          });
@@ -461,6 +470,23 @@ TEST_P(LaunchKindsBySchedulerSettings, ThreadFeedsDynamicBroadcast) {
               {ReadCorpus("broadcast_dynamic_grid_uint2_offset4"), "main", "Grid"}},
              uav, {{"Entry", 0, static_cast<uint32_t>(kUint2Records.size()), kUint2Records.data(), sizeof(Uint2Rec)}});
     ExpectUav(uav, Uint2Expected());
+}
+
+// A coalescing node at level 1, which its one producer feeds by index (docs/design.md, "Records by index"): 11 records
+// in batches of up to 3, so three full batches and one of two, which newest first is the first batch read. Both
+// invocations of batch_sink add each batch's values and count and count the batches of each size: a batch that reads
+// past the level's records, repeats or skips one, or runs with the wrong count changes a word.
+TEST_P(LaunchKindsBySchedulerSettings, CoalescingBatchesAtALevelOfRecordsByIndex) {
+    std::vector<uint32_t> values;
+    std::vector<uint32_t> expected{0, 2 * 11, 0, 0, 2 * 1, 2 * 3};
+    for (uint32_t i = 0; i < 11; ++i) {
+        values.push_back(i * i + 5);
+        expected[0] += 2 * (i * i + 5 + 100);  // coalescing_forward adds 100
+    }
+    TestBuffer& uav = Uav(6);
+    RunGraph({{ReadModule("coalescing_forward"), "main", "Entry"}, {ReadModule("batch_sink"), "main", "Sink", 0}}, uav,
+             {{"Entry", 0, static_cast<uint32_t>(values.size()), values.data(), sizeof(uint32_t)}});
+    ExpectUav(uav, expected);
 }
 
 TEST_F(LaunchKinds, StaticBroadcastFeedsCoalescing) {

@@ -185,6 +185,7 @@ TEST(SettingsTable, ContainsTheInitialSettings) {
         {"report_pass", SettingType::kEnum},
         {"record_store_coalescing", SettingType::kEnum},
         {"prepared_levels", SettingType::kBool},
+        {"records_newest_first", SettingType::kBool},
     };
     std::map<std::string_view, SettingType> actual;
     for (const SettingDescriptor& row : SettingDescriptors()) {

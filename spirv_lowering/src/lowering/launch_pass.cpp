@@ -245,6 +245,11 @@ Result<bool> LaunchPass::Run(Module& module) {
     const std::uint32_t pushed_level = e.LoadPushContextU32(PushContextMember::kLevel);
     const std::uint32_t by_index =
         may_read_by_index ? e.NotEqual(e.And(pushed_level, e.U32(runtime::kLevelRecordsByIndex)), e.U32(0)) : 0;
+    // records_newest_first: the level's record r is read where record count - 1 - r would be (LoweringOptions).
+    const bool newest_first = may_read_by_index && ctx_.options.records_newest_first;
+    auto newest_first_index = [&](std::uint32_t count, std::uint32_t index) {
+        return newest_first ? e.Sub(e.Sub(count, e.U32(1)), index) : index;
+    };
     auto place_by_index = [&](std::uint32_t record) {
         e.Store(ctx_.var_first_payload_offset, e.Mul(record, e.U32(ctx_.options.input_record_stride)));
         e.Store(ctx_.var_recursion_depth, e.And(e.ShiftRight(pushed_level, e.U32(runtime::kLevelRecordsByIndexDepthShift)),
@@ -349,8 +354,9 @@ Result<bool> LaunchPass::Run(Module& module) {
             const std::uint32_t record_count =
                 e.LoadScratchU32(e.Add(node_state_at(pushed_node), e.U32(offsets::kNodeStateRecordCount)));
             return_if(e.LessEqual(record_count, record_in_dispatch));
-            place_by_index(record_in_dispatch);
-            return record_in_dispatch;
+            const std::uint32_t record = newest_first_index(record_count, record_in_dispatch);
+            place_by_index(record);
+            return record;
         };
         directory_first = may_read_by_index ? b.IfElseValue(by_index, ctx_.u32, record_by_index, entry_from_list_or_directory)
                                             : entry_from_list_or_directory();
@@ -386,6 +392,7 @@ Result<bool> LaunchPass::Run(Module& module) {
 
         std::uint32_t local_index = 0;
         std::uint32_t past = 0;
+        std::uint32_t batches = 0;  // a coalescing node's
         switch (launch) {
             case LaunchKind::kBroadcastDynamic: {
                 // The scatter pass computed this node's workgroups (grids clamped to MaxNumWorkgroupsAMDX).
@@ -395,7 +402,8 @@ Result<bool> LaunchPass::Run(Module& module) {
             }
             case LaunchKind::kCoalescing: {
                 const std::uint32_t m = e.U32(info.input_max_payloads);
-                past = e.LessEqual(e.Div(e.Add(record_count, e.U32(info.input_max_payloads - 1)), m), linear);
+                batches = e.Div(e.Add(record_count, e.U32(info.input_max_payloads - 1)), m);
+                past = e.LessEqual(batches, linear);
                 break;
             }
             case LaunchKind::kThread: {
@@ -446,16 +454,23 @@ Result<bool> LaunchPass::Run(Module& module) {
             // By index, directory_first is the record's index in the level (InputRecordAddress), every record being this
             // node's.
             case LaunchKind::kCoalescing: {
+                // Newest first by batch: the partial batch, if any, is then the first one read.
                 const std::uint32_t m = e.U32(info.input_max_payloads);
-                const std::uint32_t first = e.Mul(linear, m);
-                directory_first =
-                    may_read_by_index ? e.SelectU32(by_index, first, e.Add(directory_base, first)) : e.Add(directory_base, first);
+                std::uint32_t first = e.Mul(linear, m);
+                if (may_read_by_index) {
+                    const std::uint32_t first_by_index = e.Mul(newest_first_index(batches, linear), m);
+                    directory_first = e.SelectU32(by_index, first_by_index, e.Add(directory_base, first));
+                    if (newest_first) first = e.SelectU32(by_index, first_by_index, first);
+                } else {
+                    directory_first = e.Add(directory_base, first);
+                }
                 input_count = e.Min(m, e.Sub(record_count, first));
                 break;
             }
             case LaunchKind::kThread: {
                 const std::uint32_t record = e.Add(e.Mul(linear, e.U32(ctx_.options.thread_batch_size)), local_index);
-                directory_first = may_read_by_index ? e.SelectU32(by_index, record, e.Add(directory_base, record))
+                directory_first = may_read_by_index ? e.SelectU32(by_index, newest_first_index(record_count, record),
+                                                                  e.Add(directory_base, record))
                                                     : e.Add(directory_base, record);
                 break;
             }

@@ -50,6 +50,12 @@ struct LoweringOptions {
     // next level's single consumer and place record slot r at heap offset r * the output's stride; that consumer finds
     // its record r at r * input_record_stride, with no entry to load first.
     bool records_by_index = false;
+    // With records_by_index: a level's consumer reads its records by index newest first, record count - 1 - r where it
+    // would read r (thread nodes by record, coalescing nodes by batch, static broadcast nodes by record; the spec orders no
+    // records within a level). Producers reserve slots in about the order they write them, so the newest records are the
+    // ones still in the GPU's L2 cache when the next level starts: read first, they come from there, where records read
+    // oldest first evict them before their turn once a level's records exceed the cache (docs/performance.md).
+    bool records_newest_first = false;
     // Give the node the level hand-off (LevelHandOffPass, docs/design.md "Direct levels"): the code by which the last
     // workgroup of a level prepares a direct next level. Without it the layer never makes the level after the node
     // direct. lavapipe's llvmpipe runs every SIMD group of 8 lanes through every branch with its lanes masked off, so
